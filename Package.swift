@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// thumbd: an image thumbnail and resize HTTP microservice. No outside Swift packages: the C
+// libraries come from Debian (pkg-config), each behind a system-library target, a thin C shim
+// for the variadic calls, and one safe Swift wrapper module.
+import PackageDescription
+
+let package = Package(
+    name: "thumbd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "thumbd", targets: ["thumbd"]),
+        .executable(name: "thumbd-bench", targets: ["thumbd-bench"]),
+    ],
+    targets: [
+        // System libraries (Debian -dev packages, found through pkg-config).
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Fixed-arity C shims for the variadic C calls Swift cannot make.
+        .target(name: "CVipsShims", dependencies: ["CVips"]),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
+
+        // One safe Swift type per C handle; no policy.
+        .target(name: "Vips", dependencies: ["CVips", "CVipsShims"]),
+        .target(name: "Curl", dependencies: ["CCurl", "CCurlShims"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims"]),
+
+        // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
+        .target(name: "ThumbnailCore"),
+
+        // Configuration, routes, adapters, error mapping, logging.
+        .target(name: "ThumbnailService", dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer"]),
+
+        .executableTarget(name: "thumbd", dependencies: ["ThumbnailService"]),
+        .executableTarget(name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips"], path: "bench/Sources/thumbd-bench"),
+
+        // Test-only helpers: an in-process HTTP origin, a blocking HTTP client run off the
+        // cooperative pool, and libvips-made fixtures.
+        .target(name: "TestSupport", dependencies: ["CVips", "CVipsShims"]),
+
+        .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore"]),
+        .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
+        .testTarget(name: "CurlTests", dependencies: ["Curl", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
