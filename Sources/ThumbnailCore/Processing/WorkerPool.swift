@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+
+/// Dedicated threads for blocking C work (libvips), with a bounded admission count.
+///
+/// Admission is a try-acquire (`reserve`): it fails at once when `workers + queueCapacity` jobs
+/// are already admitted, so a full service answers 503 cheaply instead of queueing without bound.
+/// A job is admitted before its source is fetched — that is when the client is told — and runs
+/// on a worker once its input is ready. Interactive jobs are always taken before background
+/// (prefetch) ones, and background jobs may only use half the queue, so prefetching can never
+/// lock out interactive work. Never Swift's cooperative pool: a 100 ms decode there would stall
+/// every task in the process.
+public final class WorkerPool: Sendable {
+    public enum Priority: Sendable { case interactive, background }
+
+    /// A reserved place in the pool. Run one job with it, or drop it (`release`) if there is
+    /// nothing to run; either way the place is freed exactly once.
+    public final class Ticket: Sendable {
+        fileprivate let pool: WorkerPool
+        fileprivate let priority: Priority
+        private let used = Atomic<Bool>(false)
+
+        fileprivate init(pool: WorkerPool, priority: Priority) {
+            self.pool = pool
+            self.priority = priority
+        }
+
+        /// Queues `job` on a worker thread; the ticket is freed when it returns.
+        public func run(_ job: @escaping @Sendable () -> Void) {
+            guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            pool.enqueue(job, priority: priority)
+        }
+
+        /// Frees the place without running anything.
+        public func release() {
+            guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            pool.finishOne()
+        }
+
+        deinit { release() }
+    }
+
+    public struct Statistics: Sendable, Equatable {
+        public var admitted = 0
+        public var running = 0
+        public var queuedInteractive = 0
+        public var queuedBackground = 0
+        public var rejected = 0
+    }
+
+    private struct State: ~Copyable {
+        var interactive: [@Sendable () -> Void] = []
+        var interactiveHead = 0
+        var background: [@Sendable () -> Void] = []
+        var backgroundHead = 0
+        var stats = Statistics()
+        var stopping = false
+    }
+
+    public let workers: Int
+    public let queueCapacity: Int
+    private let state = Mutex(State())
+    private let condition = NSCondition()
+
+    public init(workers: Int, queueCapacity: Int, stackSize: Int = 8 << 20) {
+        self.workers = max(1, workers)
+        self.queueCapacity = max(0, queueCapacity)
+        for index in 0..<self.workers {
+            // The threads hold the pool strongly until `stop()` lets them end.
+            let thread = Thread { self.workLoop() }
+            thread.name = "thumbd-worker-\(index)"
+            thread.stackSize = stackSize
+            thread.start()
+        }
+    }
+
+    /// Admits one job, or returns nil at once when the pool is full.
+    public func reserve(_ priority: Priority) -> Ticket? {
+        let limit = workers + (priority == .interactive ? queueCapacity : queueCapacity / 2)
+        let admitted = state.withLock { state -> Bool in
+            guard !state.stopping, state.stats.admitted < limit else {
+                state.stats.rejected += 1
+                return false
+            }
+            state.stats.admitted += 1
+            return true
+        }
+        return admitted ? Ticket(pool: self, priority: priority) : nil
+    }
+
+    public var statistics: Statistics { state.withLock { $0.stats } }
+
+    /// Lets the workers finish what is queued, then end. New reservations fail.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    fileprivate func enqueue(_ job: @escaping @Sendable () -> Void, priority: Priority) {
+        condition.lock()
+        state.withLock { state in
+            switch priority {
+            case .interactive:
+                state.interactive.append(job)
+                state.stats.queuedInteractive += 1
+            case .background:
+                state.background.append(job)
+                state.stats.queuedBackground += 1
+            }
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    fileprivate func finishOne() {
+        state.withLock { $0.stats.admitted -= 1 }
+    }
+
+    private func nextJob() -> (@Sendable () -> Void)? {
+        state.withLock { state -> (@Sendable () -> Void)? in
+            if state.interactiveHead < state.interactive.count {
+                let job = state.interactive[state.interactiveHead]
+                state.interactiveHead += 1
+                state.stats.queuedInteractive -= 1
+                if state.interactiveHead > 64 && state.interactiveHead * 2 > state.interactive.count {
+                    state.interactive.removeFirst(state.interactiveHead)
+                    state.interactiveHead = 0
+                }
+                return job
+            }
+            if state.backgroundHead < state.background.count {
+                let job = state.background[state.backgroundHead]
+                state.backgroundHead += 1
+                state.stats.queuedBackground -= 1
+                if state.backgroundHead > 64 && state.backgroundHead * 2 > state.background.count {
+                    state.background.removeFirst(state.backgroundHead)
+                    state.backgroundHead = 0
+                }
+                return job
+            }
+            return nil
+        }
+    }
+
+    private func workLoop() {
+        while true {
+            condition.lock()
+            var job = nextJob()
+            while job == nil {
+                if state.withLock({ $0.stopping }) {
+                    condition.unlock()
+                    return
+                }
+                condition.wait()
+                job = nextJob()
+            }
+            condition.unlock()
+            state.withLock { $0.stats.running += 1 }
+            job!()
+            state.withLock {
+                $0.stats.running -= 1
+                $0.stats.admitted -= 1
+            }
+        }
+    }
+}

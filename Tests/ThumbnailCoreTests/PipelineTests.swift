@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+@testable import ThumbnailCore
+
+@Suite struct PipelineTests {
+    let photo = "http://origin.example/photo.jpg"
+
+    func pipeline(_ fetcher: FakeFetcher, _ transformer: FakeTransformer, workers: Int = 2, queue: Int = 64)
+        -> ThumbnailPipeline
+    {
+        ThumbnailPipeline(
+            cache: ImageCache(budget: 10_000_000), workers: WorkerPool(workers: workers, queueCapacity: queue),
+            fetcher: fetcher, transformer: transformer)
+    }
+
+    @Test func concurrentRequestsForOneVariantDoTheWorkOnce() async throws {
+        let fetcher = FakeFetcher([photo: .success([100, 50])])
+        let transformer = FakeTransformer()
+        let pipeline = pipeline(fetcher, transformer)
+        let req = try request(photo)
+        let outcomes = await withTaskGroup(of: ThumbnailPipeline.Outcome.self) { group in
+            for _ in 0..<50 { group.addTask { await pipeline.thumbnail(req).1 } }
+            return await group.reduce(into: [ThumbnailPipeline.Outcome]()) { $0.append($1) }
+        }
+        #expect(fetcher.count(photo) == 1)
+        #expect(transformer.transforms == 1)
+        #expect(outcomes.filter { $0 == .miss }.count == 1)
+        #expect(outcomes.filter { $0 == .coalesced }.count == 49)
+        let (again, outcome) = await pipeline.thumbnail(req)
+        #expect(outcome == .hit)
+        #expect(String(decoding: try again.get().bytes.array, as: UTF8.self).hasPrefix("w=100"))
+    }
+
+    @Test func differentWidthsOfOneSourceFetchItOnce() async throws {
+        let fetcher = FakeFetcher([photo: .success([100, 50])])
+        let transformer = FakeTransformer()
+        let pipeline = pipeline(fetcher, transformer)
+        await withTaskGroup(of: Void.self) { group in
+            for width in 100..<120 {
+                let req = try! request(photo, [("w", "\(width)")])
+                group.addTask { _ = await pipeline.thumbnail(req) }
+            }
+        }
+        #expect(fetcher.count(photo) == 1)
+        #expect(transformer.transforms == 20)
+        _ = await pipeline.thumbnail(try request(photo, [("w", "300")]))
+        #expect(fetcher.count(photo) == 1)
+    }
+
+    @Test func pixelLimitRefusesBeforeTransforming() async throws {
+        let fetcher = FakeFetcher([photo: .success([250, 250])])
+        let transformer = FakeTransformer()
+        let pipeline = ThumbnailPipeline(
+            cache: ImageCache(budget: 1_000_000), workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher,
+            transformer: transformer, limits: .init(maxSourcePixels: 2500 * 2499))
+        let (result, _) = await pipeline.thumbnail(try request(photo))
+        #expect(throws: ThumbnailError(.tooManyPixels, "2500x2500 is over the 6247500-pixel limit")) {
+            try result.get()
+        }
+        #expect(transformer.transforms == 0)
+    }
+
+    @Test func fetchErrorsReachEveryWaiterAndAreNotCached() async throws {
+        let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.originFailed))])
+        let pipeline = pipeline(fetcher, FakeTransformer())
+        let req = try request(photo)
+        async let a = pipeline.thumbnail(req)
+        async let b = pipeline.thumbnail(req)
+        let (ra, rb) = await (a, b)
+        #expect(throws: ThumbnailError.self) { try ra.0.get() }
+        #expect(throws: ThumbnailError.self) { try rb.0.get() }
+        _ = await pipeline.thumbnail(req)
+        #expect(fetcher.count(photo) == 2)
+    }
+
+    @Test func fullQueueRejectsNewMissesAtOnceButServesHits() async throws {
+        var table: [String: Result<[UInt8], ThumbnailError>] = [:]
+        for i in 0..<4 { table["http://origin.example/\(i)"] = .success([10, 10]) }
+        let fetcher = FakeFetcher(table, delay: .milliseconds(400))
+        let pipeline = pipeline(fetcher, FakeTransformer(), workers: 1, queue: 1)
+        let warm = try request("http://origin.example/3")
+        _ = await pipeline.thumbnail(warm)
+        // Two slow misses fill workers + queue (1 + 1); the third is refused at once.
+        let (r0, r1) = (try request("http://origin.example/0"), try request("http://origin.example/1"))
+        async let first = pipeline.thumbnail(r0)
+        async let second = pipeline.thumbnail(r1)
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        let (third, _) = await pipeline.thumbnail(try request("http://origin.example/2"))
+        #expect(throws: ThumbnailError(.queueFull, "worker queue full")) { try third.get() }
+        #expect(ContinuousClock.now - start < .milliseconds(300))
+        #expect(pipeline.cachedVariant(warm) != nil)
+        #expect(pipeline.workers.statistics.rejected >= 1)
+        _ = await (first, second)
+        #expect(pipeline.workers.statistics.admitted == 0)
+    }
+
+    @Test func interactiveWorkIsTakenBeforeBackgroundWork() async throws {
+        let pool = WorkerPool(workers: 1, queueCapacity: 16)
+        let order = OrderLog()
+        let blocker = pool.reserve(.interactive)!
+        let gate = DispatchSemaphore(value: 0)
+        blocker.run { gate.wait() }
+        let tickets = (0..<3).map { _ in pool.reserve(.background)! } + (0..<3).map { _ in pool.reserve(.interactive)! }
+        for (index, ticket) in tickets.enumerated() { ticket.run { order.append(index < 3 ? "bg" : "fg") } }
+        gate.signal()
+        while pool.statistics.admitted > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(order.entries == ["fg", "fg", "fg", "bg", "bg", "bg"])
+    }
+
+    @Test func backgroundMayUseOnlyHalfTheQueue() {
+        let pool = WorkerPool(workers: 1, queueCapacity: 4)
+        let background = (0..<3).compactMap { _ in pool.reserve(.background) }
+        #expect(background.count == 3)  // 1 worker + 4 / 2
+        #expect(pool.reserve(.interactive) != nil)
+        withExtendedLifetime(background) {}
+    }
+
+    @Test func prefetchLoadsTheOriginalOnce() async throws {
+        let fetcher = FakeFetcher([photo: .success([100, 50])])
+        let pipeline = pipeline(fetcher, FakeTransformer())
+        try pipeline.prefetch(try RequestParser.parse(query: [("url", photo)], accept: nil, route: .prefetch))
+        while pipeline.cache.peek(CacheKey.original(try SourceURL(parsing: photo))) == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = await pipeline.thumbnail(try request(photo))
+        #expect(fetcher.count(photo) == 1)
+    }
+}
+
+final class OrderLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.withLock { items.append(item) } }
+    var entries: [String] { lock.withLock { items } }
+}
