@@ -93,6 +93,8 @@ public final class ThumbnailPipeline: Sendable {
                         try render(bytes, spec: spec)
                     }
                     if case .success(let variant) = result { cache.insert(variant, forKey: key) }
+                    return result
+                } then: { [self] result in
                     variantFlights.complete(key, with: result)
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ThumbnailCore
@@ -81,19 +82,20 @@ import Testing
         let pipeline = pipeline(fetcher, FakeTransformer(), workers: 1, queue: 1)
         let warm = try request("http://origin.example/3")
         _ = await pipeline.thumbnail(warm)
-        // Two slow misses fill workers + queue (1 + 1); the third is refused at once.
-        let (r0, r1) = (try request("http://origin.example/0"), try request("http://origin.example/1"))
-        async let first = pipeline.thumbnail(r0)
-        async let second = pipeline.thumbnail(r1)
-        try await Task.sleep(for: .milliseconds(100))
-        let start = ContinuousClock.now
-        let (third, _) = await pipeline.thumbnail(try request("http://origin.example/2"))
-        #expect(throws: ThumbnailError(.queueFull, "worker queue full")) { try third.get() }
-        #expect(ContinuousClock.now - start < .milliseconds(300))
+        // Two slow misses fill workers + queue (1 + 1): admission happens synchronously inside
+        // `thumbnail`, before the fetch, so the third is refused without waiting for anything.
+        let done = DispatchGroup()
+        for i in 0..<2 {
+            done.enter()
+            pipeline.thumbnail(try request("http://origin.example/\(i)")) { _, _ in done.leave() }
+        }
+        let third = Mutex<Result<CachedImage, ThumbnailError>?>(nil)
+        pipeline.thumbnail(try request("http://origin.example/2")) { result, _ in third.withLock { $0 = result } }
+        #expect(throws: ThumbnailError(.queueFull, "worker queue full")) { try third.withLock { $0 }?.get() }
         #expect(pipeline.cachedVariant(warm) != nil)
-        #expect(pipeline.workers.statistics.rejected >= 1)
-        _ = await (first, second)
-        #expect(pipeline.workers.statistics.admitted == 0)
+        #expect(pipeline.workers.statistics.rejected == 1)
+        await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() } }
+        #expect(fetcher.count("http://origin.example/2") == 0)
     }
 
     @Test func interactiveWorkIsTakenBeforeBackgroundWork() async throws {

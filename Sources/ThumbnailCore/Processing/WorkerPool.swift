@@ -27,8 +27,14 @@ public final class WorkerPool: Sendable {
 
         /// Queues `job` on a worker thread; the ticket is freed when it returns.
         public func run(_ job: @escaping @Sendable () -> Void) {
+            run(job, then: { _ in })
+        }
+
+        /// Runs `work` on a worker thread, frees the ticket, then calls `deliver` with the result
+        /// on the same thread: whoever is told "done" can already use the freed place.
+        public func run<T>(_ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void) {
             guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            pool.enqueue(job, priority: priority)
+            pool.enqueue(work, deliver, priority: priority)
         }
 
         /// Frees the place without running anything.
@@ -98,7 +104,18 @@ public final class WorkerPool: Sendable {
         condition.unlock()
     }
 
-    fileprivate func enqueue(_ job: @escaping @Sendable () -> Void, priority: Priority) {
+    fileprivate func enqueue<T>(
+        _ work: @escaping @Sendable () -> T, _ deliver: @escaping @Sendable (T) -> Void, priority: Priority
+    ) {
+        let job: @Sendable () -> Void = { [self] in
+            state.withLock { $0.stats.running += 1 }
+            let result = work()
+            state.withLock {
+                $0.stats.running -= 1
+                $0.stats.admitted -= 1
+            }
+            deliver(result)
+        }
         condition.lock()
         state.withLock { state in
             switch priority {
@@ -157,12 +174,7 @@ public final class WorkerPool: Sendable {
                 job = nextJob()
             }
             condition.unlock()
-            state.withLock { $0.stats.running += 1 }
             job!()
-            state.withLock {
-                $0.stats.running -= 1
-                $0.stats.admitted -= 1
-            }
         }
     }
 }
