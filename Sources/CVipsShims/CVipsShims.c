@@ -1,1 +1,87 @@
 #include "CVipsShims.h"
+
+static gpointer cvips_init_body(gpointer argv0) {
+    return GINT_TO_POINTER(vips_init((const char *)argv0));
+}
+
+int cvips_init_once(const char *argv0) {
+    static GOnce once = G_ONCE_INIT;
+    return GPOINTER_TO_INT(g_once(&once, cvips_init_body, (gpointer)argv0));
+}
+
+VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *option_string) {
+    return vips_image_new_from_buffer(buf, len, option_string, NULL);
+}
+
+int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
+                           VipsSize size, VipsInteresting crop, const char *option_string) {
+    return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", size, "crop", crop,
+                                 "option_string", option_string, NULL);
+}
+
+int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
+                        const char *input_profile, gboolean embedded) {
+    return vips_icc_transform(in, out, output_profile, "input_profile", input_profile, "embedded", embedded,
+                              "depth", 8, NULL);
+}
+
+int cvips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_colourspace(in, out, space, NULL);
+}
+
+int cvips_flatten(VipsImage *in, VipsImage **out, double value) {
+    VipsArrayDouble *background = vips_array_double_new(&value, 1);
+    int result = vips_flatten(in, out, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return result;
+}
+
+int cvips_resize(VipsImage *in, VipsImage **out, double hscale, double vscale) {
+    return vips_resize(in, out, hscale, "vscale", vscale, NULL);
+}
+
+int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int cvips_copy(VipsImage *in, VipsImage **out) {
+    return vips_copy(in, out, NULL);
+}
+
+int cvips_copy_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation interpretation) {
+    return vips_copy(in, out, "interpretation", interpretation, NULL);
+}
+
+int cvips_cast(VipsImage *in, VipsImage **out, VipsBandFormat format) {
+    return vips_cast(in, out, format, NULL);
+}
+
+int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n) {
+    return vips_extract_band(in, out, band, "n", n, NULL);
+}
+
+int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip, "optimize_coding", TRUE,
+                                "interlace", FALSE, NULL);
+}
+
+int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression, gboolean strip) {
+    return vips_pngsave_buffer(in, buf, len, "compression", compression, "strip", strip, NULL);
+}
+
+int cvips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip) {
+    return vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", strip, NULL);
+}
+
+int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int effort, gboolean strip) {
+    return vips_heifsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "Q", quality,
+                                "bitdepth", 8, "effort", effort, "strip", strip, NULL);
+}
+
+int cvips_gifsave_buffer(VipsImage *in, void **buf, size_t *len) {
+    return vips_gifsave_buffer(in, buf, len, NULL);
+}
+
+int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len) {
+    return vips_tiffsave_buffer(in, buf, len, NULL);
+}

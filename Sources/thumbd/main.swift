@@ -1,1 +1,22 @@
-print("thumbd")
+import Foundation
+import ThumbnailService
+
+// thumbd: read the settings (flags over THUMBD_* environment), build, serve until SIGTERM/SIGINT.
+switch ServiceConfiguration.load(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment) {
+case .success(.help(let text)):
+    print(text)
+case .success(.version):
+    print("thumbd \(ThumbnailApp.version)")
+case .success(.run(let configuration)):
+    let app = ThumbnailApp(configuration: configuration)
+    do {
+        try app.start()
+    } catch {
+        FileHandle.standardError.write(Data("thumbd: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
+        exit(1)
+    }
+    exit(app.runUntilSignalled())
+case .failure(let error):
+    FileHandle.standardError.write(Data("thumbd: \(error)\nSee thumbd --help.\n".utf8))
+    exit(2)
+}

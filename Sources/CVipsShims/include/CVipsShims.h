@@ -1,2 +1,79 @@
 #pragma once
+// Why this target exists: most libvips operations are C variadic functions
+// (`vips_thumbnail_buffer(buf, len, &out, width, "height", h, ..., NULL)`), and Swift cannot
+// call C variadics. Each `cvips_` function below is a fixed-arity wrapper with a one-to-three
+// line body that passes exactly the options thumbd needs and ends the list with NULL. No
+// policy lives here: the Swift module `Vips` decides what to pass. Non-variadic libvips calls
+// (vips_init, vips_image_get_int, vips_image_copy_memory, g_object_unref, ...) are called from
+// Swift directly and need no shim.
 #include <vips/vips.h>
+
+// MARK: Start-up
+
+/// vips_init(argv0) behind a process-wide g_once. Not a variadic: vips_init only guards itself with
+/// a plain flag, so a second thread calling it during start-up returns at once and then finds no
+/// classes ("class gifsave_buffer not found", seen in tests). Every module that starts libvips
+/// (Vips, TestSupport) calls this one guard. Returns vips_init's result.
+int cvips_init_once(const char *argv0);
+
+// MARK: Loading
+
+/// vips_image_new_from_buffer with a loader option string such as "[access=sequential]".
+VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *option_string);
+
+/// vips_thumbnail_buffer with the options the service uses. `option_string` goes to the
+/// loader (in 8.14 that is the only way `fail_on` reaches it). `crop` is a VipsInteresting
+/// (VIPS_INTERESTING_NONE for no crop), `size` a VipsSize.
+int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
+                           VipsSize size, VipsInteresting crop, const char *option_string);
+
+// MARK: Colour and geometry
+
+/// vips_icc_transform to `output_profile`, importing with the embedded profile if it has one,
+/// else with `input_profile` (may be NULL). Always writes 8 bits.
+int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
+                        const char *input_profile, gboolean embedded);
+
+/// vips_colourspace.
+int cvips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
+
+/// vips_flatten onto a uniform background of `value` in every band (e.g. 255 = white).
+int cvips_flatten(VipsImage *in, VipsImage **out, double value);
+
+/// vips_resize with separate horizontal and vertical scale.
+int cvips_resize(VipsImage *in, VipsImage **out, double hscale, double vscale);
+
+/// vips_extract_area.
+int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+
+/// vips_copy: a new image header over the same pixels, whose metadata the caller may then edit.
+int cvips_copy(VipsImage *in, VipsImage **out);
+
+/// vips_copy that only changes the interpretation.
+int cvips_copy_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation interpretation);
+
+/// vips_cast.
+int cvips_cast(VipsImage *in, VipsImage **out, VipsBandFormat format);
+
+/// vips_extract_band of `n` bands starting at `band`.
+int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n);
+
+// MARK: Saving (all output buffers are g_malloc'd; free with g_free)
+
+/// vips_jpegsave_buffer: Q, optimize_coding, no interlace; `strip` drops all metadata.
+int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip);
+
+/// vips_pngsave_buffer with zlib `compression` 0...9.
+int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression, gboolean strip);
+
+/// vips_webpsave_buffer.
+int cvips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip);
+
+/// vips_heifsave_buffer as 8-bit AV1 (AVIF) with the given CPU `effort` 0...9.
+int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int effort, gboolean strip);
+
+/// vips_gifsave_buffer (fixtures only).
+int cvips_gifsave_buffer(VipsImage *in, void **buf, size_t *len);
+
+/// vips_tiffsave_buffer (fixtures only).
+int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len);

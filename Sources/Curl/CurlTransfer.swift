@@ -1,0 +1,194 @@
+internal import CCurl
+internal import CCurlShims
+
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Darwin)
+    internal import Darwin
+#endif
+
+/// One transfer's context and the owner of its easy handle. Lives only on the I/O thread once
+/// queued: libcurl calls back into it from `curl_multi_perform`, recovering it from the
+/// `CURLOPT_PRIVATE` / `WRITEDATA` / `OPENSOCKETDATA` pointer through `Unmanaged` (the
+/// engine's table of active transfers keeps it alive meanwhile).
+final class CurlTransfer: @unchecked Sendable {
+    let request: CurlTransferRequest
+    let completion: @Sendable (Result<CurlTransferResult, CurlTransferError>) -> Void
+    private(set) var easy: UnsafeMutableRawPointer?
+    private let body = CurlBody()
+    private var reservedForDeclaredLength = false
+    /// Set when the write callback refused bytes over the cap: wins over the CURLcode.
+    private var bodyTooLarge = false
+    private var refusedAddresses = 0
+    private var allowedAddresses = 0
+
+    init(
+        request: CurlTransferRequest,
+        completion: @escaping @Sendable (Result<CurlTransferResult, CurlTransferError>) -> Void
+    ) {
+        self.request = request
+        self.completion = completion
+    }
+
+    deinit {
+        // Normally done on the I/O thread by `cleanUp()`; this is only the safety net.
+        if let easy { curl_easy_cleanup(easy) }
+    }
+
+    /// Creates and configures the easy handle. On failure, the error to complete with.
+    func makeEasyHandle() -> CurlTransferError? {
+        guard let easy = curl_easy_init() else { return .failed(code: Int(CURLE_FAILED_INIT.rawValue)) }
+        self.easy = easy
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var code = CURLE_OK
+        func set(_ option: CURLoption, _ value: Int) {
+            if code == CURLE_OK { code = ccurl_easy_setopt_long(easy, option, value) }
+        }
+        func set(_ option: CURLoption, _ value: String?) {
+            guard code == CURLE_OK else { return }
+            if let value {
+                code = value.withCString { ccurl_easy_setopt_string(easy, option, $0) }
+            } else {
+                code = ccurl_easy_setopt_string(easy, option, nil)
+            }
+        }
+        func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer) {
+            if code == CURLE_OK { code = ccurl_easy_setopt_pointer(easy, option, pointer) }
+        }
+
+        set(CURLOPT_URL, request.url)
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        // The caller follows redirects hop by hop so it can check every URL and address.
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        // Signals are process-wide; timeouts must not use SIGALRM from a library thread.
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_NETRC, Int(CURL_NETRC_IGNORED.rawValue))
+        // libcurl reads http_proxy / HTTPS_PROXY / ALL_PROXY from the environment by default:
+        // a proxy would be the only address the open-socket check ever sees.
+        set(CURLOPT_PROXY, "")
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
+        set(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.totalTimeout))
+        if code == CURLE_OK {
+            // Rejects a declared Content-Length over the cap before the body is read; the
+            // write callback enforces the cap on what actually arrives.
+            code = ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(request.maxBodyBytes, 0)))
+        }
+        set(CURLOPT_USERAGENT, request.userAgent)
+        // "" = every encoding this libcurl decodes; nil = none, and no decoding.
+        set(CURLOPT_ACCEPT_ENCODING, request.acceptEncoding ? "" : nil)
+        set(CURLOPT_PRIVATE, pointer: context)
+        set(CURLOPT_WRITEDATA, pointer: context)
+        set(CURLOPT_OPENSOCKETDATA, pointer: context)
+        if code == CURLE_OK {
+            code = ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
+            }
+        }
+        if code == CURLE_OK {
+            code = ccurl_easy_setopt_opensocket_callback(easy) { context, purpose, address in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().openSocket(purpose, address)
+            }
+        }
+        guard code == CURLE_OK else { return .failed(code: Int(code.rawValue)) }
+        return nil
+    }
+
+    /// Reads the outcome off the easy handle; call before `cleanUp()`.
+    func outcome(_ code: CURLcode) -> Result<CurlTransferResult, CurlTransferError> {
+        guard code == CURLE_OK, let easy else {
+            let refused = refusedAddresses > 0 && allowedAddresses == 0
+            return .failure(CurlTransferError(code: code, bodyTooLarge: bodyTooLarge, refusedByPolicy: refused))
+        }
+        var status = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        return .success(
+            CurlTransferResult(
+                status: status,
+                contentType: Self.string(easy, CURLINFO_CONTENT_TYPE),
+                redirectURL: Self.string(easy, CURLINFO_REDIRECT_URL),
+                body: body,
+                primaryIP: Self.string(easy, CURLINFO_PRIMARY_IP) ?? ""))
+    }
+
+    func cleanUp() {
+        if let easy { curl_easy_cleanup(easy) }
+        easy = nil
+    }
+
+    // MARK: Callbacks (I/O thread)
+
+    private func receive(_ data: UnsafeMutablePointer<CChar>?, _ length: Int) -> Int {
+        if !reservedForDeclaredLength, let easy {
+            // One allocation for the common case of an honest, unencoded Content-Length.
+            reservedForDeclaredLength = true
+            var declared: curl_off_t = -1
+            if ccurl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared) == CURLE_OK,
+                declared > 0
+            {
+                body.reserve(Int(declared), limit: request.maxBodyBytes)
+            }
+        }
+        if body.append(data, length, limit: request.maxBodyBytes) { return length }
+        if length > request.maxBodyBytes - body.count { bodyTooLarge = true }
+        return 0  // != length: libcurl aborts the transfer
+    }
+
+    private func openSocket(_ purpose: curlsocktype, _ address: UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t {
+        guard purpose == CURLSOCKTYPE_IPCXN, let address, let peer = Self.socketAddress(address) else {
+            refusedAddresses += 1
+            return CURL_SOCKET_BAD
+        }
+        guard request.allowConnection(peer) else {
+            refusedAddresses += 1
+            return CURL_SOCKET_BAD
+        }
+        allowedAddresses += 1
+        let info = address.pointee
+        #if canImport(Glibc)
+            let type = info.socktype | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+            let type = info.socktype
+        #endif
+        return socket(info.family, type, info.protocol)
+    }
+
+    // MARK: Helpers
+
+    private static func socketAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> CurlSocketAddress? {
+        // `addr` is declared as a plain `struct sockaddr`, but libcurl stores the whole
+        // sockaddr_in6 there (`addrlen` says how much).
+        let length = Int(address.pointee.addrlen)
+        let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \.addr)!
+        switch address.pointee.family {
+        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
+            let sin = raw.loadUnaligned(as: sockaddr_in.self)
+            return CurlSocketAddress(
+                family: .ipv4, bytes: withUnsafeBytes(of: sin.sin_addr) { Array($0) },
+                port: Int(UInt16(bigEndian: sin.sin_port)))
+        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
+            let sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
+            return CurlSocketAddress(
+                family: .ipv6, bytes: withUnsafeBytes(of: sin6.sin6_addr) { Array($0) },
+                port: Int(UInt16(bigEndian: sin6.sin6_port)))
+        default:
+            return nil
+        }
+    }
+
+    private static func string(_ easy: UnsafeMutableRawPointer, _ info: CURLINFO) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard ccurl_easy_getinfo_string(easy, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// libcurl reads 0 as "no timeout", so anything positive rounds up to at least 1 ms.
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, duration > .zero else { return 1 }
+        guard seconds < 1_000_000_000 else { return 1_000_000_000_000 }
+        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+}

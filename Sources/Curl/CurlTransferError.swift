@@ -1,0 +1,45 @@
+internal import CCurl
+
+public enum CurlTransferError: Error, Sendable, Equatable {
+    /// `allowConnection` refused every address tried.
+    case refusedByPolicy
+    /// The body passed `maxBodyBytes`, or its declared Content-Length did.
+    case bodyTooLarge
+    /// The connect timeout or the total timeout ran out.
+    case timedOut
+    /// The host name did not resolve.
+    case couldNotResolve
+    /// No connection could be made (refused, unreachable).
+    case couldNotConnect
+    /// Malformed URL, or a scheme other than http/https.
+    case invalidURL
+    /// ``CurlMulti/shutdown()`` ran before the transfer finished, or the transfer was started after it.
+    case cancelled
+    /// Any other libcurl failure, with its CURLcode (see `man libcurl-errors`).
+    case failed(code: Int)
+}
+
+extension CurlTransferError {
+    /// The one place a CURLcode becomes a Swift error. Our own flags are checked first: they say
+    /// why libcurl stopped (a write callback returning 0 reads as CURLE_WRITE_ERROR, a refused
+    /// socket as CURLE_COULDNT_CONNECT).
+    init(code: CURLcode, bodyTooLarge: Bool, refusedByPolicy: Bool) {
+        if bodyTooLarge {
+            self = .bodyTooLarge
+            return
+        }
+        if refusedByPolicy {
+            self = .refusedByPolicy
+            return
+        }
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: self = .timedOut
+        case CURLE_COULDNT_RESOLVE_HOST: self = .couldNotResolve
+        case CURLE_COULDNT_CONNECT: self = .couldNotConnect
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: self = .invalidURL
+        // MAXFILESIZE: a declared Content-Length above the cap.
+        case CURLE_FILESIZE_EXCEEDED: self = .bodyTooLarge
+        default: self = .failed(code: Int(code.rawValue))
+        }
+    }
+}

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Synchronization
+
+/// One open connection, for the request-head deadline. Created at libmicrohttpd's connection-started
+/// notification and retained in the connection's socket context until the connection-closed one.
+final class ConnectionState: Sendable {
+    /// The connection's socket. Only ever used by ``ConnectionRegistry`` under its lock, while the
+    /// connection is registered (so the descriptor cannot have been closed and reused).
+    let fd: Int32
+    /// Monotonic time (ns) at which the connection started waiting for a request head; 0 while a
+    /// request is being handled.
+    let waitingSince: Atomic<Int64>
+
+    init(fd: Int32) {
+        self.fd = fd
+        self.waitingSince = Atomic(monotonicNanoseconds())
+    }
+
+    /// The head of a request is complete.
+    func headReceived() {
+        waitingSince.store(0, ordering: .relaxed)
+    }
+
+    /// A request ended; the connection now waits for the next head (keep-alive).
+    func requestEnded() {
+        waitingSince.store(monotonicNanoseconds(), ordering: .relaxed)
+    }
+}
+
+/// Monotonic clock in nanoseconds, coarse (a few ms) and cheap: enough for second-scale deadlines.
+func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}

@@ -1,0 +1,13 @@
+/// A response: status, headers in order, body. libmicrohttpd adds `Content-Length` (do not set it)
+/// and `Date`; for HEAD it sends the headers only, with the body's `Content-Length`.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: HTTPBody
+
+    public init(status: Int = 200, headers: [(String, String)] = [], body: HTTPBody = .empty) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}

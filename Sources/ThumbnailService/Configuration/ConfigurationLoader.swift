@@ -1,0 +1,153 @@
+import Foundation
+
+extension ServiceConfiguration {
+    /// Every setting, in `--help` order. Flags: `--name VALUE` or `--name=VALUE`; booleans also
+    /// bare `--name`. Environment: `THUMBD_NAME=VALUE`. A flag wins over the environment.
+    static let settings: [Setting] = [
+        .init(name: "host", kind: .value("ADDR"), help: "Address to listen on (IPv4 or IPv6 literal)", defaultText: { $0.host }) {
+            config, text in
+            guard IPLiteral.isValid(text) else { return "must be an IPv4 or IPv6 address literal" }
+            config.host = text
+            return nil
+        },
+        .int("port", \.port, 0...65535, "TCP port (0: any free port)"),
+        .bytes("cache-bytes", \.cacheBytes, 0...(1 << 40), "Memory budget for cached originals and thumbnails (default: 1/4 of the memory limit, at most 4G)"),
+        .int("workers", \.workers, 1...256, "Image worker threads (default: cores)"),
+        .int("queue-capacity", \.queueCapacity, 0...100_000, "Misses admitted beyond the running ones; more get 503"),
+        .bytes("max-source-bytes", \.maxSourceBytes, 1...(1 << 32), "Largest source accepted, counted while streaming"),
+        .int("max-source-pixels", \.maxSourcePixels, 1...1_000_000_000, "Largest source in pixels, checked before decoding"),
+        .bool("allow-loopback-sources", \.allowLoopbackSources, "Allow sources on loopback addresses (development, tests)"),
+        .bool("allow-private-sources", \.allowPrivateSources, "Allow sources on private and CGNAT addresses"),
+        .init(
+            name: "allowed-source-hosts", kind: .value("LIST"),
+            help: "Comma-separated source host allowlist (\"a.example\", \"*.b.example\"); empty: any public host",
+            defaultText: { $0.allowedSourceHosts.joined(separator: ",") }
+        ) { config, text in
+            let hosts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .filter { !$0.isEmpty }
+            let valid = hosts.allSatisfy { host in
+                let name = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+                return !name.isEmpty
+                    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == ":" || $0 == "_") }
+            }
+            guard valid else { return "must be a comma-separated list of host names" }
+            config.allowedSourceHosts = hosts
+            return nil
+        },
+        .seconds("connect-timeout", \.connectTimeout, 0.1...600, "Source connect timeout, seconds"),
+        .seconds("fetch-timeout", \.fetchTimeout, 0.1...3600, "Deadline for a whole source fetch (redirects included), seconds"),
+        .int("cache-max-age", \.cacheMaxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds"),
+        .int("server-threads", \.serverThreads, 1...256, "HTTP polling threads (default: cores)"),
+        .int("max-connections", \.maxConnections, 1...1_000_000, "Most simultaneous client connections"),
+        .seconds("head-timeout", \.headTimeout, 0.1...3600, "Deadline for a client's complete request head, seconds"),
+        .seconds("idle-timeout", \.idleTimeout, 1...3600, "Idle keep-alive connections are closed after this, seconds"),
+        .seconds("shutdown-grace", \.shutdownGrace, 0...3600, "Time in-flight requests get to finish on SIGTERM/SIGINT, seconds"),
+        .int("retry-after", \.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds"),
+        .bool("log-requests", \.logRequests, "One log line per request on standard error"),
+    ]
+
+    /// What the command line asked for.
+    public enum Command: Sendable, Equatable {
+        case run(ServiceConfiguration)
+        case help(String)
+        case version
+    }
+
+    /// Reads the environment, then the flags. Every problem is reported at once.
+    public static func load(arguments: [String], environment: [String: String]) -> Result<Command, ConfigurationError> {
+        var config = ServiceConfiguration()
+        var problems: [String] = []
+        let byName = Dictionary(uniqueKeysWithValues: settings.map { ($0.name, $0) })
+
+        for setting in settings {
+            guard let text = environment[setting.environmentName] else { continue }
+            if let problem = setting.apply(&config, text) {
+                problems.append("\(setting.environmentName)=\(text): \(problem)")
+            }
+        }
+
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--help" || argument == "-h" { return .success(.help(helpText())) }
+            if argument == "--version" { return .success(.version) }
+            guard argument.hasPrefix("--") else {
+                problems.append("\(argument): unexpected argument")
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var value: String? = nil
+            if let equals = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let setting = byName[name] else {
+                problems.append("--\(name): unknown setting (see --help)")
+                continue
+            }
+            if value == nil {
+                if case .bool = setting.kind {
+                    // A bare boolean flag means true unless a true/false word follows.
+                    if index < arguments.count, ["true", "false", "1", "0", "yes", "no", "on", "off"].contains(arguments[index].lowercased()) {
+                        value = arguments[index]
+                        index += 1
+                    } else {
+                        value = "true"
+                    }
+                } else if index < arguments.count {
+                    value = arguments[index]
+                    index += 1
+                } else {
+                    problems.append("--\(name): needs a value")
+                    continue
+                }
+            }
+            if let problem = setting.apply(&config, value!) { problems.append("--\(name) \(value!): \(problem)") }
+        }
+        return problems.isEmpty ? .success(.run(config)) : .failure(ConfigurationError(problems: problems))
+    }
+
+    /// `thumbd --help`: every setting, its environment variable and its default.
+    public static func helpText() -> String {
+        let defaults = ServiceConfiguration()
+        var lines = [
+            "thumbd — image thumbnail and resize HTTP service",
+            "",
+            "Usage: thumbd [--setting VALUE]...",
+            "",
+            "  GET  /thumb?url=URL&w=N[&h=N][&fit=inside|cover|fill][&crop=centre|attention]",
+            "                    [&format=jpeg|png|webp|avif|auto][&q=1-100]",
+            "  POST /prefetch?url=URL[&w=N...]    load into the cache in the background (202)",
+            "  GET  /healthz",
+            "",
+            "Settings (flag, environment variable, default). A flag wins over the environment.",
+        ]
+        for setting in settings {
+            let argument: String
+            switch setting.kind {
+            case .bool: argument = setting.flag + "[=BOOL]"
+            case .value(let placeholder): argument = "\(setting.flag) \(placeholder)"
+            }
+            lines.append("  \(argument)")
+            lines.append("      \(setting.help)")
+            lines.append("      env \(setting.environmentName), default: \(setting.defaultText(defaults).isEmpty ? "(empty)" : setting.defaultText(defaults))")
+        }
+        lines += ["  --help", "      This text", "  --version", "      Print the version"]
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Every invalid setting, reported together.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let problems: [String]
+    public var description: String { "invalid settings:\n" + problems.map { "  \($0)" }.joined(separator: "\n") }
+}
+
+enum IPLiteral {
+    static func isValid(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+}

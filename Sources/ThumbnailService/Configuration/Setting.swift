@@ -1,0 +1,97 @@
+/// One documented setting: its flag, its environment variable, its help and how to apply it.
+struct Setting: Sendable {
+    enum Kind: Sendable { case bool, value(String) }
+
+    let name: String
+    let kind: Kind
+    let help: String
+    let defaultText: @Sendable (ServiceConfiguration) -> String
+    let apply: @Sendable (inout ServiceConfiguration, String) -> String?
+
+    var flag: String { "--\(name)" }
+    var environmentName: String { "THUMBD_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+
+    static func int(
+        _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ range: ClosedRange<Int>,
+        _ help: String
+    ) -> Setting {
+        Setting(name: name, kind: .value("N"), help: help, defaultText: { String($0[keyPath: keyPath]) }) { config, text in
+            guard let value = Int(text), range.contains(value) else {
+                return "must be an integer from \(range.lowerBound) to \(range.upperBound)"
+            }
+            config[keyPath: keyPath] = value
+            return nil
+        }
+    }
+
+    static func bytes(
+        _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ range: ClosedRange<Int>,
+        _ help: String
+    ) -> Setting {
+        Setting(name: name, kind: .value("BYTES"), help: help, defaultText: { ByteCount.format($0[keyPath: keyPath]) }) {
+            config, text in
+            guard let value = ByteCount.parse(text), range.contains(value) else {
+                return "must be a byte count from \(ByteCount.format(range.lowerBound)) to \(ByteCount.format(range.upperBound)) (e.g. 512M, 2G)"
+            }
+            config[keyPath: keyPath] = value
+            return nil
+        }
+    }
+
+    static func seconds(
+        _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Double> & Sendable,
+        _ range: ClosedRange<Double>, _ help: String
+    ) -> Setting {
+        Setting(name: name, kind: .value("SECONDS"), help: help, defaultText: { formatSeconds($0[keyPath: keyPath]) }) {
+            config, text in
+            guard let value = Double(text), value.isFinite, range.contains(value) else {
+                return "must be a number of seconds from \(formatSeconds(range.lowerBound)) to \(formatSeconds(range.upperBound))"
+            }
+            config[keyPath: keyPath] = value
+            return nil
+        }
+    }
+
+    static func bool(_ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Bool> & Sendable, _ help: String)
+        -> Setting
+    {
+        Setting(name: name, kind: .bool, help: help, defaultText: { String($0[keyPath: keyPath]) }) { config, text in
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": config[keyPath: keyPath] = true
+            case "0", "false", "no", "off": config[keyPath: keyPath] = false
+            default: return "must be true or false"
+            }
+            return nil
+        }
+    }
+
+    static func formatSeconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// Byte counts as people write them: 1048576, 512K, 256M, 2G (binary units; a trailing "iB" or "B" is fine).
+enum ByteCount {
+    static func parse(_ text: String) -> Int? {
+        var digits = text.uppercased()
+        for suffix in ["IB", "B"] where digits.hasSuffix(suffix) && digits.count > suffix.count {
+            digits.removeLast(suffix.count)
+            break
+        }
+        var shift = 0
+        if let last = digits.last, let index = ["K", "M", "G", "T"].firstIndex(of: String(last)) {
+            shift = 10 * (index + 1)
+            digits.removeLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let value = Int(digits) else { return nil }
+        let result = value.multipliedReportingOverflow(by: 1 << shift)
+        return result.overflow ? nil : result.partialValue
+    }
+
+    static func format(_ value: Int) -> String {
+        for (unit, shift) in [("G", 30), ("M", 20), ("K", 10)] where value >= 1 << shift && value % (1 << shift) == 0 {
+            return "\(value >> shift)\(unit)"
+        }
+        return String(value)
+    }
+}

@@ -1,0 +1,160 @@
+import Dispatch
+import HTTPServer
+import ThumbnailCore
+
+/// Routes and answers requests. Runs on the HTTP server's polling threads, so it only parses,
+/// looks up and answers; misses are handed to the pipeline and answered from whichever thread
+/// finishes them.
+final class Routes: Sendable {
+    let pipeline: ThumbnailPipeline
+    let log: RequestLog
+    private let ids = RequestIDs()
+    private let cacheControl: String
+    private let retryAfter: Int
+
+    init(pipeline: ThumbnailPipeline, configuration: ServiceConfiguration, log: RequestLog) {
+        self.pipeline = pipeline
+        self.log = log
+        self.cacheControl = "public, max-age=\(configuration.cacheMaxAge)"
+        self.retryAfter = configuration.retryAfter
+    }
+
+    /// Everything a reply needs to be answered and logged.
+    struct Exchange: Sendable {
+        let request: HTTPRequest
+        let responder: HTTPResponder
+        let id: String
+        let start: UInt64
+        let route: String
+    }
+
+    func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let route = ["/thumb", "/prefetch", "/healthz"].contains(request.path) ? request.path : "other"
+        let exchange = Exchange(
+            request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")), start: start,
+            route: route)
+
+        if request.hasBody {
+            return problem(exchange, 413, "Request body not accepted", "This service takes no request bodies.")
+        }
+        if request.version == "HTTP/1.1" && request.header("host") == nil {
+            return problem(exchange, 400, "Missing Host", "HTTP/1.1 requests must carry a Host header.")
+        }
+        switch request.path {
+        case "/thumb":
+            guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+            thumb(exchange)
+        case "/prefetch":
+            guard request.method == "POST" else { return notAllowed(exchange, "POST") }
+            prefetch(exchange)
+        case "/healthz":
+            guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+            let body = Array("{\"status\":\"ok\"}".utf8)
+            reply(
+                exchange,
+                HTTPResponse(
+                    status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                    body: .bytes(body)), cache: "-")
+        default:
+            problem(exchange, 404, "Not found", "No such route. See openapi.yaml for the API.")
+        }
+    }
+
+    private func thumb(_ exchange: Exchange) {
+        let request: ThumbnailRequest
+        do {
+            request = try RequestParser.parse(
+                query: exchange.request.query, accept: exchange.request.header("accept"), route: .thumb)
+        } catch {
+            return fail(exchange, error)
+        }
+        if let hit = pipeline.cachedVariant(request) {
+            return answer(exchange, request, hit, outcome: .hit)
+        }
+        if Self.onlyIfCached(exchange.request.header("cache-control")) {
+            return fail(exchange, ThumbnailError(.notCached), cache: "miss")
+        }
+        pipeline.thumbnail(request) { [self] result, outcome in
+            switch result {
+            case .success(let image): answer(exchange, request, image, outcome: outcome)
+            case .failure(let error): fail(exchange, error, cache: outcome.rawValue)
+            }
+        }
+    }
+
+    private func prefetch(_ exchange: Exchange) {
+        do {
+            let request = try RequestParser.parse(
+                query: exchange.request.query, accept: exchange.request.header("accept"), route: .prefetch)
+            try pipeline.prefetch(request)
+            let body = Array("{\"status\":\"accepted\"}".utf8)
+            reply(
+                exchange,
+                HTTPResponse(
+                    status: 202, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                    body: .bytes(body)), cache: "-")
+        } catch {
+            fail(exchange, error)
+        }
+    }
+
+    /// 200 with the cached bytes (zero copy), or 304 when the client's copy is current.
+    private func answer(_ exchange: Exchange, _ request: ThumbnailRequest, _ image: CachedImage, outcome: ThumbnailPipeline.Outcome) {
+        var headers = [("ETag", image.etag), ("Cache-Control", cacheControl), ("X-Cache", outcome.rawValue)]
+        if request.variesOnAccept { headers.append(("Vary", "Accept")) }
+        if let condition = exchange.request.header("if-none-match"), ETag.matches(ifNoneMatch: condition, etag: image.etag) {
+            return reply(exchange, HTTPResponse(status: 304, headers: headers, body: .empty), cache: outcome.rawValue)
+        }
+        headers.insert(("Content-Type", image.mediaType), at: 0)
+        let bytes = image.bytes
+        reply(
+            exchange, HTTPResponse(status: 200, headers: headers, body: .buffer(bytes.buffer, owner: bytes)),
+            cache: outcome.rawValue, bytes: bytes.count)
+    }
+
+    private func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
+        let response = ProblemResponse.make(error, requestID: exchange.id, retryAfter: retryAfter)
+        reply(exchange, response, cache: cache, error: error.description)
+    }
+
+    private func problem(_ exchange: Exchange, _ status: Int, _ title: String, _ detail: String) {
+        reply(exchange, ProblemResponse.http(status, title: title, detail: detail, requestID: exchange.id), cache: "-")
+    }
+
+    private func notAllowed(_ exchange: Exchange, _ allow: String) {
+        let response = ProblemResponse.http(
+            405, title: "Method not allowed", detail: "This route answers \(allow).", requestID: exchange.id, allow: allow)
+        reply(exchange, response, cache: "-")
+    }
+
+    private func reply(_ exchange: Exchange, _ response: HTTPResponse, cache: String, bytes: Int? = nil, error: String? = nil) {
+        var response = response
+        response.headers.append(("X-Request-Id", exchange.id))
+        let size: Int
+        switch response.body {
+        case .empty: size = 0
+        case .bytes(let body): size = body.count
+        case .buffer(let buffer, _): size = buffer.count
+        }
+        exchange.responder.respond(response)
+        log.record(
+            .init(
+                requestID: exchange.id, method: exchange.request.method, route: exchange.route, status: response.status,
+                bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), startNanos: exchange.start, cache: cache,
+                error: error))
+    }
+
+    /// `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7): answer from the cache or not at all.
+    static func onlyIfCached(_ header: String?) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { $0.trimmingSpacesLowercased() == "only-if-cached" }
+    }
+}
+
+extension Substring {
+    func trimmingSpacesLowercased() -> String {
+        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+            .lowercased()
+    }
+}

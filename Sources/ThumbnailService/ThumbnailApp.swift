@@ -1,0 +1,88 @@
+import Foundation
+import HTTPServer
+import ThumbnailCore
+
+/// The assembled service: configuration in, a running HTTP server out. `main` and the tests
+/// build it the same way.
+public final class ThumbnailApp: Sendable {
+    public static let version = "0.1.0"
+
+    public let configuration: ServiceConfiguration
+    public let pipeline: ThumbnailPipeline
+    let log: RequestLog
+    private let server: HTTPServer
+    private let fetcher: CurlImageFetcher
+
+    /// Builds everything; nothing listens until `start()`.
+    public init(configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil) {
+        self.configuration = configuration
+        let log = RequestLog(enabled: configuration.logRequests)
+        let policy = SourcePolicy(
+            allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
+            allowedHosts: configuration.allowedSourceHosts)
+        let fetcher = CurlImageFetcher(
+            policy: policy,
+            limits: .init(
+                connectTimeout: .milliseconds(Int64(configuration.connectTimeout * 1000)),
+                totalTimeout: .milliseconds(Int64(configuration.fetchTimeout * 1000)),
+                maxBytes: configuration.maxSourceBytes))
+        let pipeline = ThumbnailPipeline(
+            cache: ImageCache(budget: configuration.cacheBytes),
+            workers: WorkerPool(workers: configuration.workers, queueCapacity: configuration.queueCapacity),
+            fetcher: custom ?? fetcher, transformer: VipsImageTransformer(),
+            limits: .init(maxSourcePixels: configuration.maxSourcePixels))
+        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log)
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        serverConfiguration.threads = configuration.serverThreads
+        serverConfiguration.connectionLimit = configuration.maxConnections
+        serverConfiguration.headTimeout = .milliseconds(Int64(configuration.headTimeout * 1000))
+        serverConfiguration.idleTimeout = .milliseconds(Int64(configuration.idleTimeout * 1000))
+        self.server = HTTPServer(configuration: serverConfiguration) { request, responder in
+            routes.handle(request, responder)
+        }
+        self.log = log
+        self.pipeline = pipeline
+        self.fetcher = fetcher
+    }
+
+    /// Binds and starts serving.
+    public func start() throws {
+        try server.start()
+        log.event("thumbd \(Self.version) listening on \(configuration.host):\(server.port)")
+    }
+
+    /// The bound port (useful with port 0).
+    public var port: Int { server.port }
+
+    /// Graceful stop: no new connections, in-flight requests get `shutdownGrace` to finish,
+    /// anything still waiting then gets a 503; then the workers and the fetcher stop.
+    public func shutdown() {
+        log.event("stopping: finishing in-flight requests (grace \(configuration.shutdownGrace)s)")
+        let late = ProblemResponse.make(ThumbnailError(.shuttingDown), requestID: "-", retryAfter: configuration.retryAfter)
+        server.shutdown(grace: .milliseconds(Int64(configuration.shutdownGrace * 1000)), lateResponse: late)
+        pipeline.workers.stop()
+        fetcher.shutdown()
+        log.event("stopped")
+        log.flush()
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully. Returns the exit status.
+    public func runUntilSignalled() -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        stop.wait()
+        shutdown()
+        withExtendedLifetime(sources) {}
+        return 0
+    }
+}

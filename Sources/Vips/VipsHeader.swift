@@ -1,0 +1,34 @@
+/// What an image's header says, read without decoding any pixels.
+public struct VipsHeader: Sendable, Equatable {
+    /// The libvips loader's nickname, e.g. `"jpegload_buffer"`, `"heifload_buffer"`.
+    public let loader: String
+    /// Stored width in pixels (before EXIF orientation is applied).
+    public let width: Int
+    /// Stored height in pixels of one page (before EXIF orientation is applied).
+    public let height: Int
+    /// Number of pages or animation frames; 1 for a still image.
+    public let pageCount: Int
+    /// Number of bands, alpha included.
+    public let bands: Int
+    /// Whether the last band is an alpha channel.
+    public let hasAlpha: Bool
+    /// The EXIF orientation, 1...8; 1 when the image has none.
+    public let orientation: Int
+
+    public init(
+        loader: String, width: Int, height: Int, pageCount: Int, bands: Int, hasAlpha: Bool, orientation: Int
+    ) {
+        self.loader = loader
+        self.width = width
+        self.height = height
+        self.pageCount = pageCount
+        self.bands = bands
+        self.hasAlpha = hasAlpha
+        self.orientation = orientation
+    }
+
+    /// Width after the EXIF orientation is applied (orientations 5...8 swap the axes).
+    public var orientedWidth: Int { orientation >= 5 ? height : width }
+    /// Height after the EXIF orientation is applied (orientations 5...8 swap the axes).
+    public var orientedHeight: Int { orientation >= 5 ? width : height }
+}

@@ -1,0 +1,66 @@
+internal import CVips
+
+/// Owns one `VipsImage` reference and drops it in `deinit`, so every path through a pipeline
+/// unrefs every image it made. Confined to the call that made it (not `Sendable`).
+final class VipsImageHandle {
+    let pointer: UnsafeMutablePointer<VipsImage>
+
+    /// Takes over a reference the caller owns.
+    init(taking pointer: UnsafeMutablePointer<VipsImage>) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        g_object_unref(pointer)
+    }
+
+    /// Runs a libvips operation that writes a new image to its `out` argument; `nil` when it fails
+    /// (the error text stays in the vips error buffer for the caller to take).
+    static func make(_ operation: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32)
+        -> VipsImageHandle?
+    {
+        var out: UnsafeMutablePointer<VipsImage>? = nil
+        let status = operation(&out)
+        guard status == 0, let out else {
+            if let out { g_object_unref(out) }
+            return nil
+        }
+        return VipsImageHandle(taking: out)
+    }
+
+    var width: Int { Int(pointer.pointee.Xsize) }
+    var height: Int { Int(pointer.pointee.Ysize) }
+    var bands: Int { Int(pointer.pointee.Bands) }
+    var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    /// Height of one page; the full height for a single-page image.
+    var pageHeight: Int { Int(vips_image_get_page_height(pointer)) }
+    var pageCount: Int { Int(vips_image_get_n_pages(pointer)) }
+    /// EXIF orientation 1...8, 1 when absent or invalid.
+    var orientation: Int { Int(vips_image_get_orientation(pointer)) }
+    /// Whether the orientation swaps width and height.
+    var orientationSwapsAxes: Bool { vips_image_get_orientation_swap(pointer) != 0 }
+
+    /// Removes every metadata field. Only for an image this call made and nobody else uses yet
+    /// (libvips shares metadata between operations otherwise).
+    func removeAllMetadata() {
+        guard let fields = vips_image_get_fields(pointer) else { return }
+        defer { g_strfreev(fields) }
+        var index = 0
+        while let name = fields[index] {
+            // Built-in header fields (width, bands, ...) are not metadata: remove ignores them.
+            _ = vips_image_remove(pointer, name)
+            index += 1
+        }
+    }
+
+    /// The colour space signature of the embedded ICC profile ("RGB ", "CMYK", "GRAY", ...), if any.
+    var iccProfileColourSpace: String? {
+        var data: UnsafeRawPointer? = nil
+        var length = 0
+        guard vips_image_get_typeof(pointer, "icc-profile-data") != 0,
+            vips_image_get_blob(pointer, "icc-profile-data", &data, &length) == 0, let data, length >= 20
+        else { return nil }
+        let signature = UnsafeRawBufferPointer(start: data + 16, count: 4)
+        return String(decoding: signature, as: UTF8.self)
+    }
+}

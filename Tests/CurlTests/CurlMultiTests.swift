@@ -1,0 +1,300 @@
+import Curl
+import Synchronization
+import TestSupport
+import Testing
+
+/// Real transfers over real sockets to an in-process origin on the loopback interface.
+@Suite struct CurlMultiTests {
+    let multi = CurlMulti(maxConnections: 16)
+
+    // MARK: Success paths
+
+    @Test func okBodyAndContentType() async throws {
+        let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let origin = try TestOrigin(routes: ["/photo.jpg": .ok(bytes, contentType: "image/png")])
+        defer { origin.stop() }
+
+        let result = try await fetch(request(origin.url("/photo.jpg?w=3"))).get()
+
+        #expect(result.status == 200)
+        #expect(result.contentType == "image/png")
+        #expect(result.body.count == bytes.count)
+        #expect(result.body.withUnsafeBytes { Array($0) } == bytes)
+        #expect(result.redirectURL == nil)
+        #expect(result.primaryIP == "127.0.0.1")
+        #expect(origin.requests.first?.target == "/photo.jpg?w=3")
+        #expect(origin.requests.first?.header("User-Agent") == "thumbd-tests")
+        multi.shutdown()
+    }
+
+    @Test func emptyBodyHasNoPointer() async throws {
+        let origin = try TestOrigin(routes: ["/empty": .status(204)])
+        defer { origin.stop() }
+
+        let result = try await fetch(request(origin.url("/empty"))).get()
+
+        #expect(result.status == 204)
+        #expect(result.body.count == 0)
+        #expect(result.body.pointer == nil)
+        multi.shutdown()
+    }
+
+    @Test func notFoundIsAResultNotAnError() async throws {
+        let origin = try TestOrigin(routes: [:])
+        defer { origin.stop() }
+
+        let result = try await fetch(request(origin.url("/missing.jpg"))).get()
+
+        #expect(result.status == 404)
+        #expect(result.body.withUnsafeBytes { Array($0) } == Array("not found".utf8))
+        multi.shutdown()
+    }
+
+    @Test func redirectIsReportedAbsoluteAndNotFollowed() async throws {
+        let origin = try TestOrigin(routes: ["/a.jpg": .redirect(to: "/b.jpg?v=2"), "/b.jpg": .ok([1, 2, 3])])
+        defer { origin.stop() }
+
+        let result = try await fetch(request(origin.url("/a.jpg"))).get()
+
+        #expect(result.status == 302)
+        #expect(result.redirectURL == origin.url("/b.jpg?v=2"))
+        #expect(origin.requestCount(path: "/b.jpg") == 0)
+        multi.shutdown()
+    }
+
+    @Test func gzipBodyIsDecoded() async throws {
+        let bytes = [UInt8](repeating: 7, count: 200_000)
+        let origin = try TestOrigin(routes: ["/z": .gzip(bytes)])
+        defer { origin.stop() }
+
+        let result = try await fetch(request(origin.url("/z"), maxBodyBytes: 200_000)).get()
+
+        #expect(result.body.withUnsafeBytes { Array($0) } == bytes)
+        #expect(origin.requests.first?.header("Accept-Encoding")?.contains("gzip") == true)
+    }
+
+    @Test func bodyExactlyAtTheCapIsAccepted() async throws {
+        let bytes = [UInt8](repeating: 1, count: 4096)
+        let origin = try TestOrigin(routes: ["/exact": .chunked([Array(bytes[..<1000]), Array(bytes[1000...])])])
+        defer { origin.stop() }
+
+        let result = try await fetch(request(origin.url("/exact"), maxBodyBytes: 4096)).get()
+
+        #expect(result.body.count == 4096)
+        multi.shutdown()
+    }
+
+    // MARK: Connection policy
+
+    @Test func refusedConnectionNeverReachesTheOrigin() async throws {
+        let origin = try TestOrigin(routes: ["/photo.jpg": .ok([1])])
+        defer { origin.stop() }
+
+        let result = await fetch(request(origin.url("/photo.jpg")) { _ in false })
+
+        #expect(error(result) == .refusedByPolicy)
+        #expect(origin.totalRequests == 0)
+        multi.shutdown()
+    }
+
+    @Test func allowConnectionSeesTheResolvedAddressAndPort() async throws {
+        let origin = try TestOrigin(routes: ["/photo.jpg": .ok([1])])
+        defer { origin.stop() }
+        let seen = Mutex<[CurlSocketAddress]>([])
+
+        _ = try await fetch(
+            request(origin.url("/photo.jpg")) { address in
+                seen.withLock { $0.append(address) }
+                return true
+            }
+        ).get()
+
+        #expect(seen.withLock { $0 } == [CurlSocketAddress(family: .ipv4, bytes: [127, 0, 0, 1], port: origin.port)])
+        multi.shutdown()
+    }
+
+    @Test(.enabled(if: TestOrigin.isIPv6LoopbackAvailable, "this machine has no IPv6 loopback (::1)"))
+    func ipv6Loopback() async throws {
+        let origin = try TestOrigin(host: "::1", routes: ["/six.jpg": .ok([6, 6])])
+        defer { origin.stop() }
+        let seen = Mutex<[CurlSocketAddress]>([])
+
+        let result = try await fetch(
+            request(origin.url("/six.jpg")) { address in
+                seen.withLock { $0.append(address) }
+                return true
+            }
+        ).get()
+
+        #expect(origin.url("/six.jpg").hasPrefix("http://[::1]:"))
+        #expect(result.body.withUnsafeBytes { Array($0) } == [6, 6])
+        #expect(result.primaryIP == "::1")
+        let loopback: [UInt8] = Array(repeating: 0, count: 15) + [1]
+        #expect(seen.withLock { $0 } == [CurlSocketAddress(family: .ipv6, bytes: loopback, port: origin.port)])
+        multi.shutdown()
+    }
+
+    @Test func nonHTTPSchemeIsInvalid() async throws {
+        let result = await fetch(request("ftp://127.0.0.1:1/x.jpg"))
+        #expect(error(result) == .invalidURL)
+        multi.shutdown()
+    }
+
+    // MARK: Size cap
+
+    @Test func honestContentLengthOverTheCap() async throws {
+        let origin = try TestOrigin(routes: ["/big": .ok([UInt8](repeating: 0, count: 100_000))])
+        defer { origin.stop() }
+
+        let result = await fetch(request(origin.url("/big"), maxBodyBytes: 10_000))
+
+        #expect(error(result) == .bodyTooLarge)
+        multi.shutdown()
+    }
+
+    @Test func declaredLengthOverTheCapAbortsBeforeTheBody() async throws {
+        // Only 10 bytes follow, so only the declared length can trip the cap.
+        let origin = try TestOrigin(routes: ["/liar": .declaredLength(10_000_000, body: Array(repeating: 1, count: 10))]
+        )
+        defer { origin.stop() }
+
+        let result = await fetch(request(origin.url("/liar"), maxBodyBytes: 1000))
+
+        #expect(error(result) == .bodyTooLarge)
+        multi.shutdown()
+    }
+
+    @Test func chunkedBodyOverTheCap() async throws {
+        let chunks = Array(repeating: [UInt8](repeating: 9, count: 4000), count: 10)
+        let origin = try TestOrigin(routes: ["/chunks": .chunked(chunks)])
+        defer { origin.stop() }
+
+        let result = await fetch(request(origin.url("/chunks"), maxBodyBytes: 10_000))
+
+        #expect(error(result) == .bodyTooLarge)
+        multi.shutdown()
+    }
+
+    @Test func gzipBodyThatDecodesOverTheCap() async throws {
+        // 1 MB of zeros compresses to about 1 KB: only the decoded count can trip the cap.
+        let origin = try TestOrigin(routes: ["/bomb": .gzip([UInt8](repeating: 0, count: 1_000_000))])
+        defer { origin.stop() }
+
+        let result = await fetch(request(origin.url("/bomb"), maxBodyBytes: 100_000))
+
+        #expect(error(result) == .bodyTooLarge)
+        multi.shutdown()
+    }
+
+    // MARK: Timeouts and failures
+
+    @Test func tricklingOriginIsCutAtTheTotalTimeout() async throws {
+        let origin = try TestOrigin(routes: [
+            "/slow": .trickle(Array(repeating: 1, count: 100), chunkSize: 1, interval: .milliseconds(100))
+        ])
+        defer { origin.stop() }
+        let clock = ContinuousClock()
+        let started = clock.now
+
+        let result = await fetch(request(origin.url("/slow"), totalTimeout: .seconds(1)))
+
+        let elapsed = clock.now - started
+        #expect(error(result) == .timedOut)
+        #expect(elapsed >= .milliseconds(900))
+        #expect(elapsed < .seconds(2))
+        multi.shutdown()
+    }
+
+    @Test func hangingOriginTimesOut() async throws {
+        let origin = try TestOrigin(routes: ["/hang": .hang])
+        defer { origin.stop() }
+        let clock = ContinuousClock()
+        let started = clock.now
+
+        let result = await fetch(request(origin.url("/hang"), totalTimeout: .seconds(1)))
+
+        #expect(error(result) == .timedOut)
+        #expect(clock.now - started < .seconds(2))
+        #expect(origin.totalRequests == 1)
+        multi.shutdown()
+    }
+
+    @Test func closedPortCannotConnect() async throws {
+        let origin = try TestOrigin(routes: [:])
+        let url = origin.url("/x.jpg")
+        origin.stop()
+
+        let result = await fetch(request(url))
+
+        #expect(error(result) == .couldNotConnect)
+        multi.shutdown()
+    }
+
+    // MARK: Concurrency and lifecycle
+
+    @Test func fiftyConcurrentTransfers() async throws {
+        let origin = try TestOrigin { request in
+            .delayed(.milliseconds(20), .ok(Array(request.path.utf8), contentType: "text/plain"))
+        }
+        defer { origin.stop() }
+
+        let outcomes = await withTaskGroup(of: (Int, Result<CurlTransferResult, CurlTransferError>).self) { group in
+            for i in 0..<50 {
+                group.addTask { (i, await self.fetch(self.request(origin.url("/item-\(i)")))) }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+
+        #expect(outcomes.count == 50)
+        for (i, outcome) in outcomes {
+            let result = try outcome.get()
+            #expect(result.status == 200)
+            #expect(result.body.withUnsafeBytes { Array($0) } == Array("/item-\(i)".utf8))
+        }
+        #expect(origin.totalRequests == 50)
+        multi.shutdown()
+    }
+
+    @Test func shutdownFailsPendingTransfersAndReturns() async throws {
+        let origin = try TestOrigin(routes: ["/hang": .hang])
+        defer { origin.stop() }
+        let outcome = Mutex<Result<CurlTransferResult, CurlTransferError>?>(nil)
+
+        multi.start(request(origin.url("/hang"), totalTimeout: .seconds(60))) { result in
+            outcome.withLock { $0 = result }
+        }
+        for _ in 0..<500 where origin.totalRequests == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(origin.totalRequests == 1)
+        multi.shutdown()
+
+        // The completion ran before shutdown() returned.
+        #expect(outcome.withLock { $0.map(error) } == .some(.cancelled))
+        multi.shutdown()  // idempotent
+        let late = await fetch(request(origin.url("/hang")))
+        #expect(error(late) == .cancelled)
+    }
+
+    // MARK: Helpers
+
+    func request(
+        _ url: String,
+        maxBodyBytes: Int = 1 << 20,
+        totalTimeout: Duration = .seconds(10),
+        allowConnection: @escaping @Sendable (CurlSocketAddress) -> Bool = { _ in true }
+    ) -> CurlTransferRequest {
+        CurlTransferRequest(
+            url: url, connectTimeout: .seconds(5), totalTimeout: totalTimeout, maxBodyBytes: maxBodyBytes,
+            userAgent: "thumbd-tests", allowConnection: allowConnection)
+    }
+
+    func fetch(_ request: CurlTransferRequest) async -> Result<CurlTransferResult, CurlTransferError> {
+        await withCheckedContinuation { continuation in
+            multi.start(request) { continuation.resume(returning: $0) }
+        }
+    }
+}
+
+private func error(_ result: Result<CurlTransferResult, CurlTransferError>) -> CurlTransferError? {
+    if case .failure(let error) = result { return error }
+    return nil
+}

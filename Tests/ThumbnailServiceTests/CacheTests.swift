@@ -1,0 +1,119 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ThumbnailService
+
+/// Cache hits, reuse of originals, coalescing, only-if-cached, prefetch, the queue bound.
+@Suite struct CacheTests {
+    static let photo = Fixtures.jpeg(width: 640, height: 480)
+
+    @Test func hitAfterMissWithoutFetchingAgain() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)])
+        let first = try await h.get(h.thumb("/p.jpg", "w=200"))
+        #expect(first.header("x-cache") == "miss")
+        let second = try await h.get(h.thumb("/p.jpg", "w=200"))
+        #expect(second.header("x-cache") == "hit")
+        #expect(second.body == first.body)
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        // Another width reuses the cached original.
+        let other = try await h.get(h.thumb("/p.jpg", "w=120"))
+        #expect(other.status == 200)
+        #expect(try other.image().width == 120)
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        #expect(h.app.pipeline.statistics.fetches == 1)
+    }
+
+    @Test func fiftyConcurrentRequestsCauseOneFetchAndOneResize() async throws {
+        let h = try Harness(routes: ["/p.jpg": .delayed(.milliseconds(300), .ok(Self.photo))])
+        let results = await TestHTTPClient.concurrent(50, port: h.port, target: h.thumb("/p.jpg", "w=150"))
+        let responses = try results.map { try $0.get() }
+        #expect(responses.allSatisfy { $0.status == 200 })
+        #expect(Set(responses.map(\.body)).count == 1)
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        #expect(h.app.pipeline.statistics.transforms == 1)
+        let outcomes = responses.compactMap { $0.header("x-cache") }
+        #expect(outcomes.filter { $0 == "miss" }.count == 1)
+        #expect(outcomes.filter { $0 == "coalesced" }.count + outcomes.filter { $0 == "hit" }.count == 49)
+    }
+
+    @Test func concurrentWidthsOfOneNewSourceFetchItOnce() async throws {
+        let h = try Harness(routes: ["/p.jpg": .delayed(.milliseconds(300), .ok(Self.photo))])
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for width in stride(from: 100, to: 200, by: 10) {
+                group.addTask { try await h.get(h.thumb("/p.jpg", "w=\(width)")).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 10))
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        #expect(h.app.pipeline.statistics.transforms == 10)
+    }
+
+    @Test func onlyIfCachedAnswersFromTheCacheOrNotAtAll() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)])
+        let cold = try await h.get(h.thumb("/p.jpg"), [("Cache-Control", "only-if-cached")])
+        try expectProblem(cold, 504)
+        #expect(h.origin.totalRequests == 0)
+        _ = try await h.get(h.thumb("/p.jpg"))
+        let warm = try await h.get(h.thumb("/p.jpg"), [("Cache-Control", "max-age=0, only-if-cached")])
+        #expect(warm.status == 200)
+        #expect(h.origin.totalRequests == 1)
+    }
+
+    @Test func prefetchLoadsInTheBackground() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo), "/q.jpg": .ok(Self.photo)])
+        let accepted = try await h.get("/prefetch?url=\(Harness.encode(h.origin.url("/p.jpg")))&w=160", method: "POST")
+        #expect(accepted.status == 202)
+        let arrived = await Harness.eventually {
+            (try? await h.get(h.thumb("/p.jpg", "w=160"), [("Cache-Control", "only-if-cached")]).status) == 200
+        }
+        #expect(arrived)
+        // The original alone.
+        let original = try await h.get("/prefetch?url=\(Harness.encode(h.origin.url("/q.jpg")))", method: "POST")
+        #expect(original.status == 202)
+        #expect(await Harness.eventually { h.origin.requestCount(path: "/q.jpg") == 1 && h.app.pipeline.workers.statistics.admitted == 0 })
+        let thumb = try await h.get(h.thumb("/q.jpg", "w=90"))
+        #expect(thumb.status == 200)
+        #expect(h.origin.requestCount(path: "/q.jpg") == 1)
+        let bad = try await h.get("/prefetch?w=10", method: "POST")
+        try expectProblem(bad, 400)
+    }
+
+    @Test func fullQueueGives503WhileHitsAreStillServed() async throws {
+        let h = try Harness(
+            routes: [
+                "/warm.jpg": .ok(Self.photo), "/slow.jpg": .delayed(.milliseconds(1500), .ok(Self.photo)),
+                "/other.jpg": .ok(Self.photo),
+            ]
+        ) {
+            $0.workers = 1
+            $0.queueCapacity = 0
+            $0.retryAfter = 2
+        }
+        #expect(try await h.get(h.thumb("/warm.jpg")).status == 200)
+        async let slow = h.get(h.thumb("/slow.jpg"))
+        #expect(await Harness.eventually { h.app.pipeline.workers.statistics.admitted == 1 })
+        let refused = try await h.get(h.thumb("/other.jpg"))
+        try expectProblem(refused, 503)
+        #expect(refused.header("retry-after") == "2")
+        #expect(h.origin.requestCount(path: "/other.jpg") == 0)
+        let hit = try await h.get(h.thumb("/warm.jpg"))
+        #expect(hit.status == 200)
+        #expect(hit.header("x-cache") == "hit")
+        #expect(try await slow.status == 200)
+        #expect(try await h.get(h.thumb("/other.jpg")).status == 200)
+    }
+
+    @Test func cacheBudgetHoldsUnderTraffic() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.cacheBytes = 400_000 }
+        for width in stride(from: 100, through: 400, by: 20) {
+            #expect(try await h.get(h.thumb("/p.jpg", "w=\(width)&format=png")).status == 200)
+        }
+        let stats = h.app.pipeline.cache.statistics
+        #expect(stats.bytes <= 400_000)
+        #expect(stats.evictions + stats.rejected > 0)
+        let audit = h.app.pipeline.cache.auditedBytes()
+        #expect(audit.listed == audit.counted)
+    }
+}

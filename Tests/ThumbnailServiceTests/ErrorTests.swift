@@ -1,0 +1,141 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ThumbnailService
+
+/// Every error row: the status, a problem+json body, and a service that keeps serving.
+@Suite struct ErrorTests {
+    static let photo = Fixtures.jpeg(width: 300, height: 200)
+
+    @Test func badParametersAre400WithEveryProblemNamed() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)])
+        let u = Harness.encode(h.origin.url("/p.jpg"))
+        for target in [
+            "/thumb", "/thumb?w=100", "/thumb?url=\(u)", "/thumb?url=\(u)&w=0", "/thumb?url=\(u)&w=8193",
+            "/thumb?url=\(u)&w=abc", "/thumb?url=\(u)&w=10&w=20", "/thumb?url=\(u)&w=10&size=3",
+            "/thumb?url=\(u)&w=10&h=0", "/thumb?url=\(u)&w=10&fit=zoom", "/thumb?url=\(u)&w=10&fit=cover",
+            "/thumb?url=\(u)&w=10&crop=attention", "/thumb?url=\(u)&w=10&format=bmp", "/thumb?url=\(u)&w=10&q=0",
+            "/thumb?url=\(u)&w=10&q=101", "/thumb?url=ftp%3A%2F%2Fx%2Fy&w=10", "/thumb?url=%2Frelative&w=10",
+            "/thumb?url=&w=10", "/thumb?url=\(u)&w=",
+        ] {
+            let response = try await h.get(target)
+            try expectProblem(response, 400)
+            let params = try #require(response.problem()["invalid-params"] as? [[String: String]], "\(target)")
+            #expect(!params.isEmpty)
+        }
+        let both = try await h.get("/thumb?w=0&fit=bad").problem()
+        let names = (both["invalid-params"] as? [[String: String]])?.compactMap { $0["name"] } ?? []
+        #expect(Set(names) == ["url", "w", "fit"])
+        #expect(h.origin.totalRequests == 0)
+        #expect(try await h.get("/healthz").status == 200)
+    }
+
+    @Test func ssrfIsRefusedByDefault() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.allowLoopbackSources = false }
+        try expectProblem(try await h.get(h.thumb("/p.jpg")), 403)
+        // A name that resolves to loopback is refused at connect time.
+        let byName = "/thumb?url=\(Harness.encode("http://localhost:\(h.origin.port)/p.jpg"))&w=10"
+        try expectProblem(try await h.get(byName), 403)
+        for hidden in ["http://[::ffff:127.0.0.1]:\(h.origin.port)/p.jpg", "http://[::1]:\(h.origin.port)/p.jpg"] {
+            try expectProblem(try await h.get("/thumb?url=\(Harness.encode(hidden))&w=10"), 403)
+        }
+        #expect(h.origin.totalRequests == 0)
+    }
+
+    @Test func redirectsAreFollowedAndEachHopIsChecked() async throws {
+        let h = try Harness(routes: [
+            "/p.jpg": .ok(Self.photo),
+            "/moved": .redirect(to: "/p.jpg", status: 301),
+            "/to-metadata": .redirect(to: "http://169.254.169.254/latest/meta-data/"),
+            "/to-ftp": .redirect(to: "ftp://127.0.0.1/x"),
+            "/loop": .redirect(to: "/loop"),
+        ])
+        #expect(try await h.get(h.thumb("/moved")).status == 200)
+        try expectProblem(try await h.get(h.thumb("/to-metadata")), 403)
+        try expectProblem(try await h.get(h.thumb("/to-ftp")), 403)
+        try expectProblem(try await h.get(h.thumb("/loop")), 502)
+        #expect(h.origin.requestCount(path: "/loop") == 6)  // the first request + 5 redirects
+    }
+
+    @Test func allowlistedHostsOnly() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo), "/away": .redirect(to: "http://localhost/x")]) {
+            $0.allowedSourceHosts = ["127.0.0.1"]
+        }
+        #expect(try await h.get(h.thumb("/p.jpg")).status == 200)
+        try expectProblem(try await h.get(h.thumb("/away")), 403)
+        let other = "/thumb?url=\(Harness.encode("http://localhost:\(h.origin.port)/p.jpg"))&w=10"
+        try expectProblem(try await h.get(other), 403)
+    }
+
+    @Test func originAnswersMapToGatewayErrors() async throws {
+        let h = try Harness(routes: [
+            "/gone": .status(410), "/boom": .status(500), "/teapot": .status(418),
+            "/text": .ok(Array("hello, not an image".utf8), contentType: "image/jpeg"),
+            "/empty": .ok([], contentType: "image/jpeg"),
+            "/svg": .ok(Fixtures.svg(), contentType: "image/svg+xml"),
+            "/truncated.jpg": .ok(Array(Fixtures.jpeg(width: 400, height: 300).prefix(2000))),
+        ])
+        try expectProblem(try await h.get(h.thumb("/missing")), 404)
+        try expectProblem(try await h.get(h.thumb("/gone")), 404)
+        try expectProblem(try await h.get(h.thumb("/boom")), 502)
+        try expectProblem(try await h.get(h.thumb("/teapot")), 502)
+        try expectProblem(try await h.get(h.thumb("/text")), 415)
+        try expectProblem(try await h.get(h.thumb("/empty")), 415)
+        try expectProblem(try await h.get(h.thumb("/svg")), 415)
+        try expectProblem(try await h.get(h.thumb("/truncated.jpg")), 422)
+        let closed = "/thumb?url=\(Harness.encode("http://127.0.0.1:1/p.jpg"))&w=10"
+        try expectProblem(try await h.get(closed), 502)
+        #expect(try await h.get("/healthz").status == 200)
+    }
+
+    @Test func oversizedSourcesAre413HoweverTheyArrive() async throws {
+        let big = [UInt8](repeating: 0xAB, count: 60_000)
+        let h = try Harness(routes: [
+            "/honest": .ok(big), "/chunked": .chunked([Array(big[..<30_000]), Array(big[30_000...])]),
+            "/liar": .declaredLength(1_000, body: big), "/gzip": .gzip(big),
+        ]) { $0.maxSourceBytes = 20_000 }
+        try expectProblem(try await h.get(h.thumb("/honest")), 413)
+        try expectProblem(try await h.get(h.thumb("/chunked")), 413)
+        try expectProblem(try await h.get(h.thumb("/gzip")), 413)
+        // A Content-Length that lies low: curl stops at the declared length, so the bytes it got
+        // are not an image.
+        let liar = try await h.get(h.thumb("/liar"))
+        #expect([413, 415].contains(liar.status))
+        #expect(liar.header("content-type") == "application/problem+json")
+    }
+
+    @Test func pixelBombsAreRefusedWithoutDecoding() async throws {
+        let h = try Harness(routes: ["/bomb.png": .ok(Fixtures.pngBomb(width: 50_000, height: 50_000))])
+        try expectProblem(try await h.get(h.thumb("/bomb.png")), 422)
+        #expect(h.app.pipeline.statistics.transforms == 0)
+        let tight = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.maxSourcePixels = 300 * 200 - 1 }
+        try expectProblem(try await tight.get(tight.thumb("/p.jpg")), 422)
+    }
+
+    @Test func slowOriginsHitTheDeadline() async throws {
+        let h = try Harness(routes: [
+            "/trickle": .trickle(Self.photo, chunkSize: 1, interval: .milliseconds(200)), "/hang": .hang,
+        ]) { $0.fetchTimeout = 1 }
+        try expectProblem(try await h.get(h.thumb("/trickle")), 504)
+        try expectProblem(try await h.get(h.thumb("/hang")), 504)
+        #expect(try await h.get("/healthz").status == 200)
+    }
+
+    @Test func httpLevelMistakes() async throws {
+        let h = try Harness()
+        try expectProblem(try await h.get("/nope"), 404)
+        let delete = try await h.get("/thumb?w=1", method: "DELETE")
+        try expectProblem(delete, 405)
+        #expect(delete.header("allow") == "GET, HEAD")
+        let getPrefetch = try await h.get("/prefetch?url=x", method: "GET")
+        try expectProblem(getPrefetch, 405)
+        #expect(getPrefetch.header("allow") == "POST")
+        let withBody = try await TestHTTPClient.request(
+            "POST", port: h.port, target: "/prefetch?url=x", body: Array("hello".utf8))
+        try expectProblem(withBody, 413)
+        let noHost = try await TestHTTPClient.raw(port: h.port, pieces: [Array("GET /healthz HTTP/1.1\r\n\r\n".utf8)])
+        #expect(String(decoding: noHost, as: UTF8.self).hasPrefix("HTTP/1.1 400"))
+        #expect(try await h.get("/healthz").status == 200)
+    }
+}

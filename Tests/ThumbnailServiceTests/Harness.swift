@@ -1,0 +1,85 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ThumbnailService
+
+/// A running thumbd (port 0, real libvips, real sockets) in front of an in-process origin.
+final class Harness: Sendable {
+    let origin: TestOrigin
+    let app: ThumbnailApp
+
+    init(
+        routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1",
+        _ configure: (inout ServiceConfiguration) -> Void = { _ in }
+    ) throws {
+        origin = try TestOrigin(host: originHost, routes: routes)
+        var configuration = ServiceConfiguration()
+        configuration.port = 0
+        configuration.allowLoopbackSources = true
+        configuration.logRequests = false
+        configuration.workers = 2
+        configuration.serverThreads = 2
+        configuration.cacheBytes = 64 << 20
+        configuration.shutdownGrace = 3
+        configure(&configuration)
+        app = ThumbnailApp(configuration: configuration)
+        try app.start()
+    }
+
+    deinit {
+        app.shutdown()
+        origin.stop()
+    }
+
+    var port: Int { app.port }
+
+    /// `/thumb?url=<origin path, percent-encoded>&…`
+    func thumb(_ path: String, _ params: String = "w=100") -> String {
+        "/thumb?url=\(Self.encode(origin.url(path)))" + (params.isEmpty ? "" : "&\(params)")
+    }
+
+    func get(_ target: String, _ headers: [(String, String)] = [], method: String = "GET") async throws
+        -> TestHTTPResponse
+    {
+        try await TestHTTPClient.request(method, port: port, target: target, headers: headers)
+    }
+
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+    }
+
+    /// Polls `condition` every 20 ms for at most `limit`; returns whether it came true.
+    static func eventually(within limit: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows
+        -> Bool
+    {
+        let end = ContinuousClock.now + limit
+        while ContinuousClock.now < end {
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+}
+
+extension TestHTTPResponse {
+    /// The decoded image, for dimension and pixel assertions.
+    func image() throws -> DecodedImage { try Fixtures.decode(body) }
+
+    /// The problem+json body as a dictionary.
+    func problem() throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+    }
+}
+
+/// Asserts a problem+json answer with this status (and the RFC 9457 members).
+func expectProblem(_ response: TestHTTPResponse, _ status: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
+    #expect(response.header("content-type") == "application/problem+json", sourceLocation: sourceLocation)
+    let problem = try response.problem()
+    #expect(problem["status"] as? Int == status, sourceLocation: sourceLocation)
+    #expect((problem["type"] as? String)?.hasPrefix("urn:thumbd:problem:") == true, sourceLocation: sourceLocation)
+    #expect(problem["title"] is String, sourceLocation: sourceLocation)
+    #expect(problem["detail"] is String, sourceLocation: sourceLocation)
+    #expect(problem["requestId"] as? String == response.header("x-request-id"), sourceLocation: sourceLocation)
+}

@@ -1,0 +1,59 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ThumbnailService
+
+@Suite struct LifecycleTests {
+    @Test func shutdownFinishesInFlightRequestsThenStopsListening() async throws {
+        let origin = try TestOrigin(routes: ["/slow.jpg": .delayed(.milliseconds(800), .ok(Fixtures.jpeg(width: 300, height: 200)))])
+        var configuration = ServiceConfiguration()
+        configuration.port = 0
+        configuration.allowLoopbackSources = true
+        configuration.logRequests = false
+        configuration.shutdownGrace = 5
+        let app = ThumbnailApp(configuration: configuration)
+        try app.start()
+        let port = app.port
+        let target = "/thumb?url=\(Harness.encode(origin.url("/slow.jpg")))&w=100"
+        async let inFlight = TestHTTPClient.request(port: port, target: target)
+        #expect(await Harness.eventually { origin.totalRequests == 1 })
+        let stopped = Thread.detachedShutdown(app)
+        let response = try await inFlight
+        #expect(response.status == 200)
+        #expect(try response.image().width == 100)
+        await stopped.value
+        await #expect(throws: (any Error).self) { try await TestHTTPClient.request(port: port, target: "/healthz", timeout: .seconds(3)) }
+        origin.stop()
+    }
+
+    @Test func requestsStillWaitingAfterTheGraceGet503() async throws {
+        let origin = try TestOrigin(routes: ["/hang": .hang])
+        var configuration = ServiceConfiguration()
+        configuration.port = 0
+        configuration.allowLoopbackSources = true
+        configuration.logRequests = false
+        configuration.shutdownGrace = 0.5
+        let app = ThumbnailApp(configuration: configuration)
+        try app.start()
+        async let waiting = TestHTTPClient.request(port: app.port, target: "/thumb?url=\(Harness.encode(origin.url("/hang")))&w=10")
+        #expect(await Harness.eventually { origin.totalRequests == 1 })
+        await Thread.detachedShutdown(app).value
+        let response = try await waiting
+        try expectProblem(response, 503)
+        origin.stop()
+    }
+}
+
+extension Thread {
+    /// Runs the (blocking) graceful shutdown on its own thread, off the cooperative pool.
+    static func detachedShutdown(_ app: ThumbnailApp) -> Task<Void, Never> {
+        let done = AsyncStream<Void>.makeStream()
+        let thread = Thread {
+            app.shutdown()
+            done.continuation.finish()
+        }
+        thread.start()
+        return Task { for await _ in done.stream {} }
+    }
+}

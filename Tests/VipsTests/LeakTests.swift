@@ -1,0 +1,31 @@
+import TestSupport
+import Testing
+import Vips
+
+@Suite("Vips leaks")
+struct LeakTests {
+    @Test func everyPathUnrefsItsImages() throws {
+        let inputs: [([UInt8], VipsThumbnailOptions)] = [
+            (Fixtures.jpeg(width: 200, height: 100), .init(width: 50)),
+            (Fixtures.png(width: 64, height: 64, alpha: true), .init(width: 30, fit: .cover, format: .jpeg)),
+            (Fixtures.jpegWithICC(width: 40, height: 40), .init(width: 20, height: 10, fit: .fill, format: .webp)),
+            (Fixtures.cmykJPEG(width: 40, height: 40), .init(width: 20, format: .png)),
+            (Array(Fixtures.jpeg(width: 200, height: 100).prefix(400)), .init(width: 50)),  // decode fails
+            (Fixtures.svg(), .init(width: 10)),  // blocked
+            (Fixtures.jpeg(width: 20, height: 20), .init(width: 10, quality: 0)),  // invalid
+        ]
+        func runAll() {
+            for (bytes, options) in inputs {
+                _ = try? thumbnail(bytes, options)
+                _ = try? header(bytes)
+            }
+        }
+        runAll()  // warm up lazily created singletons
+        let before = Fixtures.liveVipsObjectCount()
+        for _ in 0..<60 { runAll() }
+        let after = Fixtures.liveVipsObjectCount()
+        // One leaked object per call would add 60 × 14 = 840; parallel tests add a few dozen at most.
+        print("live vips objects \(before) → \(after)")
+        #expect(after - before < 150, "live vips objects \(before) → \(after)")
+    }
+}
