@@ -43,10 +43,7 @@ public final class HTTPResponder: @unchecked Sendable {
     var hasBody = false
     var dispatched = false
 
-    static let live = Atomic<Int>(0)
-    deinit { Self.live.subtract(1, ordering: .relaxed) }
     init(core: ServerCore, target: String?) {
-        Self.live.add(1, ordering: .relaxed)
         self.core = core
         self.target = target
         self.sink = nil

@@ -50,7 +50,7 @@ public final class HTTPServer: @unchecked Sendable {
         try lifecycle.withLock { lifecycle in
             guard case .idle = lifecycle else { throw HTTPServerError.alreadyStarted }
             var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-                | MHD_USE_ITC.rawValue
+                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             let idleSeconds = (configuration.idleTimeout.nanoseconds + 999_999_999) / 1_000_000_000
             errno = 0

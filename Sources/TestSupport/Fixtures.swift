@@ -37,7 +37,8 @@ public enum Fixtures {
     /// Quadrant-pattern JPEG. `orientation` writes that EXIF orientation tag (the pixels are
     /// stored as given, so a viewer applying the tag sees them rotated).
     public static func jpeg(width: Int, height: Int, quality: Int = 90, orientation: Int? = nil) -> [UInt8] {
-        let image = FixtureImage(pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
+        let image = FixtureImage(
+            pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
         if let orientation { vips_image_set_int(image.pointer, "orientation", Int32(orientation)) }
         return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 0) }
     }
@@ -52,7 +53,8 @@ public enum Fixtures {
 
     /// Quadrant-pattern lossy WebP.
     public static func webp(width: Int, height: Int) -> [UInt8] {
-        let image = FixtureImage(pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
+        let image = FixtureImage(
+            pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
         return image.save { cvips_webpsave_buffer($0, $1, $2, 90, 1) }
     }
 
@@ -71,13 +73,15 @@ public enum Fixtures {
 
     /// Quadrant-pattern AVIF (8-bit AV1, fastest effort).
     public static func avif(width: Int, height: Int) -> [UInt8] {
-        let image = FixtureImage(pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
+        let image = FixtureImage(
+            pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
         return image.save { cvips_avifsave_buffer($0, $1, $2, 90, 0, 1) }
     }
 
     /// Quadrant-pattern TIFF (uncompressed).
     public static func tiff(width: Int, height: Int) -> [UInt8] {
-        let image = FixtureImage(pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
+        let image = FixtureImage(
+            pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
         return image.save { cvips_tiffsave_buffer($0, $1, $2) }
     }
 
@@ -111,8 +115,10 @@ public enum Fixtures {
     /// reads fine; a decode would need width × height × 3 bytes and fails on the missing data.
     public static func pngBomb(width: Int = 50_000, height: Int = 50_000) -> [UInt8] {
         func bigEndian(_ value: Int) -> [UInt8] {
-            [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-             UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+            [
+                UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+                UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
+            ]
         }
         func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
             let typeAndData = Array(type.utf8) + data

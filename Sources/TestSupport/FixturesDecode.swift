@@ -51,7 +51,8 @@ extension Fixtures {
 
         func has(_ field: String) -> Bool { vips_image_get_typeof(pointer, field) != 0 }
         var loaderName: UnsafePointer<CChar>? = nil
-        let loader = has("vips-loader") && vips_image_get_string(pointer, "vips-loader", &loaderName) == 0
+        let loader =
+            has("vips-loader") && vips_image_get_string(pointer, "vips-loader", &loaderName) == 0
             ? String(cString: loaderName!) : ""
         var orientation: Int? = nil
         if has("orientation") {
@@ -59,7 +60,8 @@ extension Fixtures {
             if vips_image_get_int(pointer, "orientation", &value) == 0 { orientation = Int(value) }
         }
         let interpretation = String(
-            cString: vips_enum_nick(vips_interpretation_get_type(), Int32(vips_image_get_interpretation(pointer).rawValue)))
+            cString: vips_enum_nick(
+                vips_interpretation_get_type(), Int32(vips_image_get_interpretation(pointer).rawValue)))
 
         var eightBit = image
         if pointer.pointee.BandFmt != VIPS_FORMAT_UCHAR {

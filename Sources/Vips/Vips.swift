@@ -97,7 +97,8 @@ public enum Vips {
     /// Sniffs the bytes (no decode). 8.14 still finds blocked loaders, and names the class
     /// ("VipsForeignLoadJpegBuffer"), so we map it to the nickname and read the blocked flag.
     private static func findLoader(_ bytes: UnsafeRawBufferPointer) throws(VipsError) -> Loader {
-        guard let base = bytes.baseAddress, bytes.count > 0, let typeName = vips_foreign_find_load_buffer(base, bytes.count)
+        guard let base = bytes.baseAddress, bytes.count > 0,
+            let typeName = vips_foreign_find_load_buffer(base, bytes.count)
         else {
             vips_error_clear()
             throw .unknownFormat
@@ -201,7 +202,8 @@ public enum Vips {
     /// 2 costs about what WebP does; 4 (the libvips default) is about 5 times slower.
     static let avifEffort: Int32 = 2
 
-    private static func encode(_ image: VipsImageHandle, options: VipsThumbnailOptions) throws(VipsError) -> VipsBuffer {
+    private static func encode(_ image: VipsImageHandle, options: VipsThumbnailOptions) throws(VipsError) -> VipsBuffer
+    {
         var output: UnsafeMutableRawPointer? = nil
         var length = 0
         let quality = Int32(options.quality)

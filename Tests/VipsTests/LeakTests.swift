@@ -25,7 +25,6 @@ struct LeakTests {
         for _ in 0..<60 { runAll() }
         let after = Fixtures.liveVipsObjectCount()
         // One leaked object per call would add 60 × 14 = 840; parallel tests add a few dozen at most.
-        print("live vips objects \(before) → \(after)")
         #expect(after - before < 150, "live vips objects \(before) → \(after)")
     }
 }

@@ -97,7 +97,10 @@ struct ThumbnailContentTests {
 
     @Test(arguments: [VipsOutputFormat.jpeg, .png, .webp, .avif])
     func otherSourceFormats(format: VipsOutputFormat) throws {
-        for source in [Fixtures.webp(width: 80, height: 60), Fixtures.avif(width: 80, height: 60), Fixtures.tiff(width: 80, height: 60)] {
+        for source in [
+            Fixtures.webp(width: 80, height: 60), Fixtures.avif(width: 80, height: 60),
+            Fixtures.tiff(width: 80, height: 60),
+        ] {
             let (result, decoded) = try thumbnailDecoded(source, .init(width: 40, format: format))
             #expect(result.width == 40 && result.height == 30)
             #expect(isClose(decoded.pixel(30, 22), Fixtures.quadrantColours[3], tolerance: tolerance(of: format)))

@@ -26,7 +26,8 @@ struct ThumbnailGeometryTests {
 
     @Test(arguments: formats)
     func coverFillsTheBoxAndCrops(format: VipsOutputFormat) throws {
-        let (result, decoded) = try thumbnailDecoded(Self.source, .init(width: 100, height: 100, fit: .cover, format: format))
+        let (result, decoded) = try thumbnailDecoded(
+            Self.source, .init(width: 100, height: 100, fit: .cover, format: format))
         #expect(result.width == 100 && result.height == 100)
         // Centre crop of the 4:3 quadrant pattern: the top half is still red | green.
         #expect(isClose(decoded.pixel(20, 20), Fixtures.quadrantColours[0], tolerance: tolerance(of: format)))
@@ -36,7 +37,8 @@ struct ThumbnailGeometryTests {
 
     @Test(arguments: formats)
     func fillStretchesToTheBox(format: VipsOutputFormat) throws {
-        let (result, decoded) = try thumbnailDecoded(Self.source, .init(width: 100, height: 20, fit: .fill, format: format))
+        let (result, decoded) = try thumbnailDecoded(
+            Self.source, .init(width: 100, height: 20, fit: .fill, format: format))
         #expect(result.width == 100 && result.height == 20)
         // All four quadrants survive a stretch (a crop would lose some).
         #expect(isClose(decoded.pixel(10, 3), Fixtures.quadrantColours[0], tolerance: tolerance(of: format)))
