@@ -60,6 +60,10 @@ int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n) {
     return vips_extract_band(in, out, band, "n", n, NULL);
 }
 
+int cvips_min(VipsImage *in, double *out) {
+    return vips_min(in, out, NULL);
+}
+
 int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip) {
     return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip, "optimize_coding", TRUE,
                                 "interlace", FALSE, NULL);

@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Synchronization
 
 /// One open connection, for the request-head deadline. Created at libmicrohttpd's connection-started
 /// notification and retained in the connection's socket context until the connection-closed one.

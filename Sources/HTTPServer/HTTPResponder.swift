@@ -38,7 +38,7 @@ public final class HTTPResponder: @unchecked Sendable {
     /// The raw request target, from the URI log callback.
     let target: String?
     /// The per-connection state (head deadline), looked up on the first access-handler call.
-    var connection: ConnectionState?
+    var connectionState: ConnectionState?
     var headSeen = false
     var hasBody = false
     var dispatched = false

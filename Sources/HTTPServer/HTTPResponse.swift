@@ -1,5 +1,7 @@
 /// A response: status, headers in order, body. libmicrohttpd adds `Content-Length` (do not set it)
-/// and `Date`; for HEAD it sends the headers only, with the body's `Content-Length`.
+/// and `Date`; for HEAD it sends the headers only, with the body's `Content-Length`. For 304 it sends
+/// no body but still a `Content-Length` of the body given: pass the representation's body (zero-copy
+/// `.buffer`) so that it is right; `.empty` yields `Content-Length: 0`. For 204 it sends neither.
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import CMicroHTTPD
 import CMicroHTTPDShims
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// An HTTP/1.1 server on libmicrohttpd: an internal epoll thread pool parses requests and calls
 /// `handler` on its threads; the handler answers through the ``HTTPResponder`` at once or later from
@@ -49,7 +50,11 @@ public final class HTTPServer: @unchecked Sendable {
         }
         try lifecycle.withLock { lifecycle in
             guard case .idle = lifecycle else { throw HTTPServerError.alreadyStarted }
-            var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            // Internal epoll polling threads; suspend/resume (which implies the inter-thread channel,
+            // also needed by MHD_quiesce_daemon); turbo (optimistic reads, no shutdown() before close:
+            // faster here, and early answers to large uploads still arrive).
+            var flags =
+                MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
                 | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             let idleSeconds = (configuration.idleTimeout.nanoseconds + 999_999_999) / 1_000_000_000

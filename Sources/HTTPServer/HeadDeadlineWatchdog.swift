@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Synchronization
 
 /// A thread that, once per tick, shuts down connections that have not delivered a complete request
 /// head within the deadline. libmicrohttpd's own timeout is an inactivity timer that every received

@@ -28,11 +28,12 @@ let mhdNotifyConnection: MHD_NotifyConnectionCallback = { cls, connection, socke
 
 /// Called once the request line is parsed, with the raw request target; its result becomes the
 /// request context, so this is where the per-request responder is made.
-let mhdURILog: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    cls, uri, _ in
-    let target = uri.map { String(cString: $0) }
-    return Unmanaged.passRetained(HTTPResponder(core: core(cls), target: target)).toOpaque()
-}
+let mhdURILog:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        cls, uri, _ in
+        let target = uri.map { String(cString: $0) }
+        return Unmanaged.passRetained(HTTPResponder(core: core(cls), target: target)).toOpaque()
+    }
 
 /// Free callback of a zero-copy response: releases the body's owner.
 let mhdReleaseOwner: MHD_ContentReaderFreeCallback = { owner in
@@ -46,7 +47,8 @@ func makeMHDResponse(_ body: HTTPBody) -> OpaquePointer? {
         return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
     case .bytes(let bytes):
         return bytes.withUnsafeBytes {
-            MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                $0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
         }
     case .buffer(let buffer, let owner):
         let retained = Unmanaged.passRetained(owner).toOpaque()

@@ -49,7 +49,7 @@ final class ServerCore: @unchecked Sendable {
             if let socketContext = cmhd_connection_socket_context(connection) {
                 let state = Unmanaged<ConnectionState>.fromOpaque(socketContext).takeUnretainedValue()
                 state.headReceived()
-                responder.connection = state
+                responder.connectionState = state
             }
             guard Self.announcesBody(connection) else { return .YES }
             responder.hasBody = true
@@ -86,7 +86,9 @@ final class ServerCore: @unchecked Sendable {
             registerSuspended(responder)
             return .YES
         case .nothing:
-            return .YES
+            // Not reachable; answering nothing without suspending would make libmicrohttpd call
+            // again at once, so close the connection instead.
+            return .NO
         }
     }
 
@@ -137,10 +139,6 @@ final class ServerCore: @unchecked Sendable {
         for responder in pending { responder.respond(response) }
     }
 
-    var suspendedCount: Int {
-        suspensions.withLock { $0.suspended.count }
-    }
-
     // MARK: Notifications
 
     /// Request-completed notification: release the request's responder, count it out, and restart
@@ -151,11 +149,10 @@ final class ServerCore: @unchecked Sendable {
         let responder = Unmanaged<HTTPResponder>.fromOpaque(context).takeRetainedValue()
         responder.finish()
         if responder.dispatched { inFlight.subtract(1, ordering: .relaxed) }
-        responder.connection?.requestEnded()
+        responder.connectionState?.requestEnded()
     }
 
-    func connectionStarted(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>)
-    {
+    func connectionStarted(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let state = ConnectionState(fd: cmhd_connection_fd(connection))
         connections.add(state)
         socketContext.pointee = Unmanaged.passRetained(state).toOpaque()

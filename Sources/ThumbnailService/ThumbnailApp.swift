@@ -60,7 +60,9 @@ public final class ThumbnailApp: Sendable {
     /// anything still waiting then gets a 503; then the workers and the fetcher stop.
     public func shutdown() {
         log.event("stopping: finishing in-flight requests (grace \(configuration.shutdownGrace)s)")
-        let late = ProblemResponse.make(ThumbnailError(.shuttingDown), requestID: "-", retryAfter: configuration.retryAfter)
+        var late = ProblemResponse.make(
+            ThumbnailError(.shuttingDown), requestID: "shutdown", retryAfter: configuration.retryAfter)
+        late.headers.append(("X-Request-Id", "shutdown"))
         server.shutdown(grace: .milliseconds(Int64(configuration.shutdownGrace * 1000)), lateResponse: late)
         pipeline.workers.stop()
         fetcher.shutdown()

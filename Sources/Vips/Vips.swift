@@ -80,10 +80,14 @@ public enum Vips {
             throw .decodeFailed(VipsError.takeErrorText())
         }
         let srgb = convertEmbeddedRGBProfileToSRGB(decoded)
-        let flat = try options.format == .jpeg ? flattenAlpha(srgb) : srgb
+        var encoding = options
+        if let opaqueFormat = options.opaqueFormat, !srgb.hasAlpha || isOpaque(srgb) {
+            encoding.format = opaqueFormat
+        }
+        let flat = try encoding.format == .jpeg ? flattenAlpha(srgb) : srgb
         let ready = try withoutMetadata(flat)
-        let buffer = try encode(ready, options: options)
-        return VipsThumbnail(buffer: buffer, width: ready.width, height: ready.height)
+        let buffer = try encode(ready, options: encoding)
+        return VipsThumbnail(buffer: buffer, width: ready.width, height: ready.height, format: encoding.format)
     }
 
     // MARK: - Steps
@@ -176,6 +180,27 @@ public enum Vips {
             return image
         }
         return converted
+    }
+
+    /// Whether every pixel's alpha is at its maximum (a GIF or TIFF that carries an alpha band it
+    /// does not use). One pass over the small, already decoded thumbnail.
+    private static func isOpaque(_ image: VipsImageHandle) -> Bool {
+        guard let alpha = VipsImageHandle.make({ cvips_extract_band(image.pointer, $0, Int32(image.bands - 1), 1) })
+        else {
+            vips_error_clear()
+            return false
+        }
+        var minimum = 0.0
+        guard cvips_min(alpha.pointer, &minimum) == 0 else {
+            vips_error_clear()
+            return false
+        }
+        // 16-bit interpretations keep alpha in 0...65535, everything else we produce in 0...255.
+        let interpretation = vips_image_guess_interpretation(image.pointer)
+        let maximum =
+            interpretation == VIPS_INTERPRETATION_RGB16 || interpretation == VIPS_INTERPRETATION_GREY16
+            ? 65535.0 : 255.0
+        return minimum >= maximum
     }
 
     /// JPEG has no alpha: flatten onto white.

@@ -6,4 +6,6 @@ public struct VipsThumbnail: Sendable {
     public let width: Int
     /// Output height in pixels.
     public let height: Int
+    /// The format it was encoded in (`opaqueFormat` may have replaced the requested one).
+    public let format: VipsOutputFormat
 }

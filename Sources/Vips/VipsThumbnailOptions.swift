@@ -14,11 +14,15 @@ public struct VipsThumbnailOptions: Sendable {
     public var format: VipsOutputFormat
     /// Encoder quality 1...100 (ignored by PNG). Default 80.
     public var quality: Int
+    /// When set, an image without alpha, or whose alpha is opaque everywhere, is encoded in this
+    /// format instead of `format` (a GIF always loads with an alpha band, used or not). Default nil.
+    public var opaqueFormat: VipsOutputFormat?
 
     public init(
         width: Int, height: Int? = nil, fit: VipsFit = .inside, crop: VipsCrop = .centre,
-        format: VipsOutputFormat = .jpeg, quality: Int = 80
+        format: VipsOutputFormat = .jpeg, quality: Int = 80, opaqueFormat: VipsOutputFormat? = nil
     ) {
+        self.opaqueFormat = opaqueFormat
         self.width = width
         self.height = height
         self.fit = fit

@@ -2,7 +2,9 @@ import Foundation
 import ThumbnailService
 
 // thumbd: read the settings (flags over THUMBD_* environment), build, serve until SIGTERM/SIGINT.
-switch ServiceConfiguration.load(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment) {
+switch ServiceConfiguration.load(
+    arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+{
 case .success(.help(let text)):
     print(text)
 case .success(.version):
@@ -12,7 +14,8 @@ case .success(.run(let configuration)):
     do {
         try app.start()
     } catch {
-        FileHandle.standardError.write(Data("thumbd: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
+        FileHandle.standardError.write(
+            Data("thumbd: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
         exit(1)
     }
     exit(app.runUntilSignalled())

@@ -3,7 +3,9 @@ import Testing
 @testable import ThumbnailService
 
 @Suite struct ConfigurationTests {
-    func load(_ arguments: [String], _ environment: [String: String] = [:]) -> Result<ServiceConfiguration.Command, ConfigurationError> {
+    func load(_ arguments: [String], _ environment: [String: String] = [:]) -> Result<
+        ServiceConfiguration.Command, ConfigurationError
+    > {
         ServiceConfiguration.load(arguments: arguments, environment: environment)
     }
 
@@ -21,7 +23,10 @@ import Testing
 
     @Test func flagsWinOverTheEnvironment() throws {
         let result = load(
-            ["--port", "9000", "--cache-bytes=256M", "--allow-loopback-sources", "--allowed-source-hosts", "a.example,*.b.example"],
+            [
+                "--port", "9000", "--cache-bytes=256M", "--allow-loopback-sources", "--allowed-source-hosts",
+                "a.example,*.b.example",
+            ],
             ["THUMBD_PORT": "7000", "THUMBD_WORKERS": "3", "THUMBD_ALLOW_PRIVATE_SOURCES": "true"])
         guard case .success(.run(let config)) = result else { Issue.record("\(result)"); return }
         #expect(config.port == 9000)
@@ -33,7 +38,8 @@ import Testing
     }
 
     @Test func everyProblemIsReportedAtOnce() {
-        let result = load(["--port", "70000", "--workers=0", "--bogus", "--host", "example.org"], ["THUMBD_CACHE_BYTES": "lots"])
+        let result = load(
+            ["--port", "70000", "--workers=0", "--bogus", "--host", "example.org"], ["THUMBD_CACHE_BYTES": "lots"])
         guard case .failure(let error) = result else { Issue.record("expected failure"); return }
         #expect(error.problems.count == 5)
         #expect(error.description.contains("--bogus"))

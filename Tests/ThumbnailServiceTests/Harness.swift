@@ -73,7 +73,9 @@ extension TestHTTPResponse {
 }
 
 /// Asserts a problem+json answer with this status (and the RFC 9457 members).
-func expectProblem(_ response: TestHTTPResponse, _ status: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectProblem(_ response: TestHTTPResponse, _ status: Int, sourceLocation: SourceLocation = #_sourceLocation)
+    throws
+{
     #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
     #expect(response.header("content-type") == "application/problem+json", sourceLocation: sourceLocation)
     let problem = try response.problem()

@@ -6,7 +6,9 @@ import Testing
 
 @Suite struct LifecycleTests {
     @Test func shutdownFinishesInFlightRequestsThenStopsListening() async throws {
-        let origin = try TestOrigin(routes: ["/slow.jpg": .delayed(.milliseconds(800), .ok(Fixtures.jpeg(width: 300, height: 200)))])
+        let origin = try TestOrigin(routes: [
+            "/slow.jpg": .delayed(.milliseconds(800), .ok(Fixtures.jpeg(width: 300, height: 200)))
+        ])
         var configuration = ServiceConfiguration()
         configuration.port = 0
         configuration.allowLoopbackSources = true
@@ -23,7 +25,9 @@ import Testing
         #expect(response.status == 200)
         #expect(try response.image().width == 100)
         await stopped.value
-        await #expect(throws: (any Error).self) { try await TestHTTPClient.request(port: port, target: "/healthz", timeout: .seconds(3)) }
+        await #expect(throws: (any Error).self) {
+            try await TestHTTPClient.request(port: port, target: "/healthz", timeout: .seconds(3))
+        }
         origin.stop()
     }
 
@@ -36,7 +40,8 @@ import Testing
         configuration.shutdownGrace = 0.5
         let app = ThumbnailApp(configuration: configuration)
         try app.start()
-        async let waiting = TestHTTPClient.request(port: app.port, target: "/thumb?url=\(Harness.encode(origin.url("/hang")))&w=10")
+        async let waiting = TestHTTPClient.request(
+            port: app.port, target: "/thumb?url=\(Harness.encode(origin.url("/hang")))&w=10")
         #expect(await Harness.eventually { origin.totalRequests == 1 })
         await Thread.detachedShutdown(app).value
         let response = try await waiting

@@ -38,21 +38,4 @@ struct ConcurrencyTests {
         let all = failures.withLock { $0 }
         #expect(all.isEmpty, "\(all)")
     }
-
-    @Test func timingsFor2000x1500JPEGTo300Pixels() throws {
-        let source = Fixtures.jpeg(width: 2000, height: 1500, quality: 90)
-        let clock = ContinuousClock()
-        var lines: [String] = []
-        for format in [VipsOutputFormat.jpeg, .png, .webp, .avif] {
-            _ = try thumbnail(source, .init(width: 300, format: format))  // warm up
-            var best = Duration.seconds(1000)
-            for _ in 0..<3 {
-                let elapsed = try clock.measure { _ = try thumbnail(source, .init(width: 300, format: format)) }
-                best = min(best, elapsed)
-            }
-            lines.append("\(format) \(best)")
-            #expect(best < .seconds(2))
-        }
-        print("timings 2000x1500 JPEG -> 300 px:", lines.joined(separator: ", "))
-    }
 }

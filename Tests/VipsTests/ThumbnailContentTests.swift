@@ -114,4 +114,18 @@ struct ThumbnailContentTests {
         #expect(Fixtures.meanAbsoluteDifference(png, png) == 0)
         #expect(Fixtures.meanAbsoluteDifference(png, jpeg) < 8)
     }
+
+    @Test func opaqueFormatReplacesTheFormatOnlyWhenNoPixelIsTransparent() throws {
+        let options = VipsThumbnailOptions(width: 40, format: .png, opaqueFormat: .jpeg)
+        let transparent = try thumbnail(Fixtures.png(width: 80, height: 60, alpha: true), options)
+        #expect(transparent.format == .png)
+        #expect(try Fixtures.decode(transparent.buffer.bytes).bands == 4)
+        let gif = try thumbnail(Fixtures.gif(width: 80, height: 60, frames: 2), options)  // RGBA, all opaque
+        #expect(gif.format == .jpeg)
+        #expect(try Fixtures.decode(gif.buffer.bytes).loader.hasPrefix("jpegload"))
+        let plain = try thumbnail(Fixtures.png(width: 80, height: 60), options)
+        #expect(plain.format == .jpeg)
+        let untouched = try thumbnail(Fixtures.gif(width: 80, height: 60, frames: 2), .init(width: 40, format: .png))
+        #expect(untouched.format == .png)
+    }
 }

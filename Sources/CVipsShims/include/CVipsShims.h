@@ -58,6 +58,9 @@ int cvips_cast(VipsImage *in, VipsImage **out, VipsBandFormat format);
 /// vips_extract_band of `n` bands starting at `band`.
 int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n);
 
+/// vips_min: the smallest pixel value over all bands.
+int cvips_min(VipsImage *in, double *out);
+
 // MARK: Saving (all output buffers are g_malloc'd; free with g_free)
 
 /// vips_jpegsave_buffer: Q, optimize_coding, no interlace; `strip` drops all metadata.

@@ -41,7 +41,9 @@ final class CurlImageFetcher: ImageFetching {
             return completion(.failure(error))
         }
         let now = DispatchTime.now().uptimeNanoseconds
-        guard now < deadline else { return completion(.failure(ThumbnailError(.originTimeout, "deadline before \(url)"))) }
+        guard now < deadline else {
+            return completion(.failure(ThumbnailError(.originTimeout, "deadline before \(url)")))
+        }
         let remaining = Duration.nanoseconds(Int64(deadline - now))
         let policy = self.policy
         let request = CurlTransferRequest(
@@ -65,17 +67,21 @@ final class CurlImageFetcher: ImageFetching {
                     completion(.success(ImageBytes(base: pointer, count: body.count, owner: body)))
                 case 301, 302, 303, 307, 308:
                     guard let location = response.redirectURL else {
-                        return completion(.failure(ThumbnailError(.originFailed, "redirect without Location from \(url)")))
+                        return completion(
+                            .failure(ThumbnailError(.originFailed, "redirect without Location from \(url)")))
                     }
                     guard redirectsLeft > 0 else {
-                        return completion(.failure(ThumbnailError(.originFailed, "more than \(limits.maxRedirects) redirects")))
+                        return completion(
+                            .failure(ThumbnailError(.originFailed, "more than \(limits.maxRedirects) redirects")))
                     }
                     guard let next = try? SourceURL(parsing: location) else {
-                        return completion(.failure(ThumbnailError(.sourceNotAllowed, "redirect to \(location.prefix(200))")))
+                        return completion(
+                            .failure(ThumbnailError(.sourceNotAllowed, "redirect to \(location.prefix(200))")))
                     }
                     hop(next, redirectsLeft: redirectsLeft - 1, deadline: deadline, completion: completion)
                 case 404, 410:
-                    completion(.failure(ThumbnailError(.sourceNotFound, "origin answered \(response.status) for \(url)")))
+                    completion(
+                        .failure(ThumbnailError(.sourceNotFound, "origin answered \(response.status) for \(url)")))
                 default:
                     completion(.failure(ThumbnailError(.originFailed, "origin answered \(response.status) for \(url)")))
                 }

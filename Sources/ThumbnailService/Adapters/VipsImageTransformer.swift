@@ -17,7 +17,9 @@ struct VipsImageTransformer: ImageTransforming {
             let header = try source.withUnsafeBytes { bytes throws(VipsError) in
                 try Vips.header(of: bytes, allowedLoaders: Self.allowedLoaders)
             }
-            guard let format = Self.loaders[header.loader] else { throw ThumbnailError(.unsupportedSource, header.loader) }
+            guard let format = Self.loaders[header.loader] else {
+                throw ThumbnailError(.unsupportedSource, header.loader)
+            }
             return SourceInfo(
                 format: format, width: header.width, height: header.height, pageCount: header.pageCount,
                 hasAlpha: header.hasAlpha)
@@ -33,16 +35,21 @@ struct VipsImageTransformer: ImageTransforming {
     func transform(_ source: ImageBytes, info: SourceInfo, spec: TransformSpec, format: OutputFormat)
         throws(ThumbnailError) -> EncodedImage
     {
+        // "Like the source" gives PNG for a GIF/HEIF/TIFF with alpha, but libvips loads every GIF
+        // with an alpha band: if no pixel is actually transparent, JPEG is what was asked for.
+        let alphaOnlyChoice = spec.format == .source && format == .png && ![.jpeg, .png, .webp].contains(info.format)
         let options = VipsThumbnailOptions(
-            width: spec.width, height: spec.height, fit: Self.fit(spec.fit), crop: spec.crop == .attention ? .attention : .centre,
-            format: Self.format(format), quality: spec.quality)
+            width: spec.width, height: spec.height, fit: Self.fit(spec.fit),
+            crop: spec.crop == .attention ? .attention : .centre,
+            format: Self.format(format), quality: spec.quality, opaqueFormat: alphaOnlyChoice ? .jpeg : nil)
         do {
             let thumbnail = try source.withUnsafeBytes { bytes throws(VipsError) in
                 try Vips.thumbnail(of: bytes, options: options)
             }
             let buffer = thumbnail.buffer
             return EncodedImage(
-                bytes: ImageBytes(base: buffer.pointer, count: buffer.count, owner: buffer), format: format,
+                bytes: ImageBytes(base: buffer.pointer, count: buffer.count, owner: buffer),
+                format: Self.format(thumbnail.format),
                 width: thumbnail.width, height: thumbnail.height)
         } catch let error as VipsError {
             throw Self.map(error)
@@ -66,6 +73,15 @@ struct VipsImageTransformer: ImageTransforming {
         case .inside: .inside
         case .cover: .cover
         case .fill: .fill
+        }
+    }
+
+    static func format(_ format: VipsOutputFormat) -> OutputFormat {
+        switch format {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        case .avif: .avif
         }
     }
 

@@ -4,19 +4,28 @@ extension ServiceConfiguration {
     /// Every setting, in `--help` order. Flags: `--name VALUE` or `--name=VALUE`; booleans also
     /// bare `--name`. Environment: `THUMBD_NAME=VALUE`. A flag wins over the environment.
     static let settings: [Setting] = [
-        .init(name: "host", kind: .value("ADDR"), help: "Address to listen on (IPv4 or IPv6 literal)", defaultText: { $0.host }) {
+        .init(
+            name: "host", kind: .value("ADDR"), help: "Address to listen on (IPv4 or IPv6 literal)",
+            defaultText: { $0.host }
+        ) {
             config, text in
             guard IPLiteral.isValid(text) else { return "must be an IPv4 or IPv6 address literal" }
             config.host = text
             return nil
         },
         .int("port", \.port, 0...65535, "TCP port (0: any free port)"),
-        .bytes("cache-bytes", \.cacheBytes, 0...(1 << 40), "Memory budget for cached originals and thumbnails (default: 1/4 of the memory limit, at most 4G)"),
+        .bytes(
+            "cache-bytes", \.cacheBytes, 0...(1 << 40),
+            "Memory budget for cached originals and thumbnails (default: 1/4 of the memory limit, at most 4G)"),
         .int("workers", \.workers, 1...256, "Image worker threads (default: cores)"),
         .int("queue-capacity", \.queueCapacity, 0...100_000, "Misses admitted beyond the running ones; more get 503"),
         .bytes("max-source-bytes", \.maxSourceBytes, 1...(1 << 32), "Largest source accepted, counted while streaming"),
-        .int("max-source-pixels", \.maxSourcePixels, 1...1_000_000_000, "Largest source in pixels, checked before decoding"),
-        .bool("allow-loopback-sources", \.allowLoopbackSources, "Allow sources on loopback addresses (development, tests)"),
+        .int(
+            "max-source-pixels", \.maxSourcePixels, 1...1_000_000_000,
+            "Largest source in pixels, checked before decoding"),
+        .bool(
+            "allow-loopback-sources", \.allowLoopbackSources, "Allow sources on loopback addresses (development, tests)"
+        ),
         .bool("allow-private-sources", \.allowPrivateSources, "Allow sources on private and CGNAT addresses"),
         .init(
             name: "allowed-source-hosts", kind: .value("LIST"),
@@ -28,20 +37,26 @@ extension ServiceConfiguration {
             let valid = hosts.allSatisfy { host in
                 let name = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
                 return !name.isEmpty
-                    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == ":" || $0 == "_") }
+                    && name.allSatisfy {
+                        $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == ":" || $0 == "_")
+                    }
             }
             guard valid else { return "must be a comma-separated list of host names" }
             config.allowedSourceHosts = hosts
             return nil
         },
         .seconds("connect-timeout", \.connectTimeout, 0.1...600, "Source connect timeout, seconds"),
-        .seconds("fetch-timeout", \.fetchTimeout, 0.1...3600, "Deadline for a whole source fetch (redirects included), seconds"),
+        .seconds(
+            "fetch-timeout", \.fetchTimeout, 0.1...3600,
+            "Deadline for a whole source fetch (redirects included), seconds"),
         .int("cache-max-age", \.cacheMaxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds"),
         .int("server-threads", \.serverThreads, 1...256, "HTTP polling threads (default: cores)"),
         .int("max-connections", \.maxConnections, 1...1_000_000, "Most simultaneous client connections"),
         .seconds("head-timeout", \.headTimeout, 0.1...3600, "Deadline for a client's complete request head, seconds"),
         .seconds("idle-timeout", \.idleTimeout, 1...3600, "Idle keep-alive connections are closed after this, seconds"),
-        .seconds("shutdown-grace", \.shutdownGrace, 0...3600, "Time in-flight requests get to finish on SIGTERM/SIGINT, seconds"),
+        .seconds(
+            "shutdown-grace", \.shutdownGrace, 0...3600,
+            "Time in-flight requests get to finish on SIGTERM/SIGINT, seconds"),
         .int("retry-after", \.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds"),
         .bool("log-requests", \.logRequests, "One log line per request on standard error"),
     ]
@@ -89,7 +104,9 @@ extension ServiceConfiguration {
             if value == nil {
                 if case .bool = setting.kind {
                     // A bare boolean flag means true unless a true/false word follows.
-                    if index < arguments.count, ["true", "false", "1", "0", "yes", "no", "on", "off"].contains(arguments[index].lowercased()) {
+                    if index < arguments.count,
+                        ["true", "false", "1", "0", "yes", "no", "on", "off"].contains(arguments[index].lowercased())
+                    {
                         value = arguments[index]
                         index += 1
                     } else {
@@ -131,7 +148,9 @@ extension ServiceConfiguration {
             }
             lines.append("  \(argument)")
             lines.append("      \(setting.help)")
-            lines.append("      env \(setting.environmentName), default: \(setting.defaultText(defaults).isEmpty ? "(empty)" : setting.defaultText(defaults))")
+            lines.append(
+                "      env \(setting.environmentName), default: \(setting.defaultText(defaults).isEmpty ? "(empty)" : setting.defaultText(defaults))"
+            )
         }
         lines += ["  --help", "      This text", "  --version", "      Print the version"]
         return lines.joined(separator: "\n")

@@ -15,7 +15,8 @@ struct Setting: Sendable {
         _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ range: ClosedRange<Int>,
         _ help: String
     ) -> Setting {
-        Setting(name: name, kind: .value("N"), help: help, defaultText: { String($0[keyPath: keyPath]) }) { config, text in
+        Setting(name: name, kind: .value("N"), help: help, defaultText: { String($0[keyPath: keyPath]) }) {
+            config, text in
             guard let value = Int(text), range.contains(value) else {
                 return "must be an integer from \(range.lowerBound) to \(range.upperBound)"
             }
@@ -28,10 +29,12 @@ struct Setting: Sendable {
         _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ range: ClosedRange<Int>,
         _ help: String
     ) -> Setting {
-        Setting(name: name, kind: .value("BYTES"), help: help, defaultText: { ByteCount.format($0[keyPath: keyPath]) }) {
+        Setting(name: name, kind: .value("BYTES"), help: help, defaultText: { ByteCount.format($0[keyPath: keyPath]) })
+        {
             config, text in
             guard let value = ByteCount.parse(text), range.contains(value) else {
-                return "must be a byte count from \(ByteCount.format(range.lowerBound)) to \(ByteCount.format(range.upperBound)) (e.g. 512M, 2G)"
+                return
+                    "must be a byte count from \(ByteCount.format(range.lowerBound)) to \(ByteCount.format(range.upperBound)) (e.g. 512M, 2G)"
             }
             config[keyPath: keyPath] = value
             return nil
@@ -45,7 +48,8 @@ struct Setting: Sendable {
         Setting(name: name, kind: .value("SECONDS"), help: help, defaultText: { formatSeconds($0[keyPath: keyPath]) }) {
             config, text in
             guard let value = Double(text), value.isFinite, range.contains(value) else {
-                return "must be a number of seconds from \(formatSeconds(range.lowerBound)) to \(formatSeconds(range.upperBound))"
+                return
+                    "must be a number of seconds from \(formatSeconds(range.lowerBound)) to \(formatSeconds(range.upperBound))"
             }
             config[keyPath: keyPath] = value
             return nil

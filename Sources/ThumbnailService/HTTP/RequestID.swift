@@ -13,7 +13,10 @@ final class RequestIDs: Sendable {
 
     func next(incoming: String?) -> String {
         if let incoming, (1...64).contains(incoming.utf8.count),
-            incoming.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F })
+            incoming.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x2E
+                    || $0 == 0x5F
+            })
         {
             return incoming
         }

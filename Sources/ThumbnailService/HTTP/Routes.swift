@@ -32,7 +32,8 @@ final class Routes: Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         let route = ["/thumb", "/prefetch", "/healthz"].contains(request.path) ? request.path : "other"
         let exchange = Exchange(
-            request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")), start: start,
+            request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
+            start: start,
             route: route)
 
         if request.hasBody {
@@ -100,10 +101,14 @@ final class Routes: Sendable {
     }
 
     /// 200 with the cached bytes (zero copy), or 304 when the client's copy is current.
-    private func answer(_ exchange: Exchange, _ request: ThumbnailRequest, _ image: CachedImage, outcome: ThumbnailPipeline.Outcome) {
+    private func answer(
+        _ exchange: Exchange, _ request: ThumbnailRequest, _ image: CachedImage, outcome: ThumbnailPipeline.Outcome
+    ) {
         var headers = [("ETag", image.etag), ("Cache-Control", cacheControl), ("X-Cache", outcome.rawValue)]
         if request.variesOnAccept { headers.append(("Vary", "Accept")) }
-        if let condition = exchange.request.header("if-none-match"), ETag.matches(ifNoneMatch: condition, etag: image.etag) {
+        if let condition = exchange.request.header("if-none-match"),
+            ETag.matches(ifNoneMatch: condition, etag: image.etag)
+        {
             return reply(exchange, HTTPResponse(status: 304, headers: headers, body: .empty), cache: outcome.rawValue)
         }
         headers.insert(("Content-Type", image.mediaType), at: 0)
@@ -124,11 +129,14 @@ final class Routes: Sendable {
 
     private func notAllowed(_ exchange: Exchange, _ allow: String) {
         let response = ProblemResponse.http(
-            405, title: "Method not allowed", detail: "This route answers \(allow).", requestID: exchange.id, allow: allow)
+            405, title: "Method not allowed", detail: "This route answers \(allow).", requestID: exchange.id,
+            allow: allow)
         reply(exchange, response, cache: "-")
     }
 
-    private func reply(_ exchange: Exchange, _ response: HTTPResponse, cache: String, bytes: Int? = nil, error: String? = nil) {
+    private func reply(
+        _ exchange: Exchange, _ response: HTTPResponse, cache: String, bytes: Int? = nil, error: String? = nil
+    ) {
         var response = response
         response.headers.append(("X-Request-Id", exchange.id))
         let size: Int
@@ -141,7 +149,8 @@ final class Routes: Sendable {
         log.record(
             .init(
                 requestID: exchange.id, method: exchange.request.method, route: exchange.route, status: response.status,
-                bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), startNanos: exchange.start, cache: cache,
+                bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), startNanos: exchange.start,
+                cache: cache,
                 error: error))
     }
 

@@ -37,7 +37,8 @@ public final class RequestLog: Sendable {
     public func record(_ entry: Entry) {
         guard enabled else { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1e6
-        var line = "ts=\(Date().timeIntervalSince1970) id=\(entry.requestID) method=\(Self.clean(entry.method)) route=\(entry.route)"
+        var line =
+            "ts=\(Date().timeIntervalSince1970) id=\(entry.requestID) method=\(Self.clean(entry.method)) route=\(entry.route)"
         line += " status=\(entry.status) bytes=\(entry.bytes) ms=\((elapsed * 10).rounded() / 10) cache=\(entry.cache)"
         if let error = entry.error { line += " error=\(JSON.string(error))" }
         line += "\n"
@@ -50,7 +51,9 @@ public final class RequestLog: Sendable {
 
     /// A message that is not about one request (start, stop).
     public func event(_ text: String) {
-        buffer.withLock { $0.append(contentsOf: "ts=\(Date().timeIntervalSince1970) event=\(JSON.string(text))\n".utf8) }
+        buffer.withLock {
+            $0.append(contentsOf: "ts=\(Date().timeIntervalSince1970) event=\(JSON.string(text))\n".utf8)
+        }
         flush()
     }
 
