@@ -35,7 +35,8 @@ let package = Package(
         .target(name: "ThumbnailService", dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer"]),
 
         .executableTarget(name: "thumbd", dependencies: ["ThumbnailService"]),
-        .executableTarget(name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips"], path: "bench/Sources/thumbd-bench"),
+        .executableTarget(
+            name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips"], path: "bench/Sources/thumbd-bench"),
 
         // Test-only helpers: an in-process HTTP origin, a blocking HTTP client run off the
         // cooperative pool, and libvips-made fixtures.

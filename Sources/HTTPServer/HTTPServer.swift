@@ -10,8 +10,11 @@ import Synchronization
 /// `handler` on its threads; the handler answers through the ``HTTPResponder`` at once or later from
 /// any thread. The handler must not block: hand slow work to other threads and answer from there.
 ///
-/// libmicrohttpd 0.9.75 runs with `MHD_OPTION_STRICT_FOR_CLIENT = 1`: HTTP/1.1 requests without
-/// `Host` get 400 before the handler sees them; any method token reaches the handler.
+/// libmicrohttpd 0.9.75 runs with `MHD_OPTION_STRICT_FOR_CLIENT = 0` (its normal parsing): in
+/// 0.9.75 strict mode only adds a `Host` check whose 400 is libmicrohttpd's own HTML page (sent
+/// with doubled headers), while duplicate Content-Lengths, CL + TE and odd header names pass either
+/// way. So the handler sees HTTP/1.1 requests without `Host` and answers them itself, and must
+/// refuse requests with `hasBody` it does not want. Any method token reaches the handler.
 public final class HTTPServer: @unchecked Sendable {
     private enum Lifecycle {
         case idle
@@ -66,7 +69,7 @@ public final class HTTPServer: @unchecked Sendable {
                     configuration.threads > 1 ? UInt32(clamping: configuration.threads) : 0,
                     UInt32(clamping: configuration.connectionLimit),
                     UInt32(clamping: configuration.perIPConnectionLimit),
-                    UInt32(clamping: idleSeconds), 1,
+                    UInt32(clamping: idleSeconds), 0,
                     mhdAccessHandler, mhdRequestCompleted, mhdNotifyConnection, mhdURILog,
                     Unmanaged.passUnretained(core).toOpaque())
             }

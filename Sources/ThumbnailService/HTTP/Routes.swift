@@ -106,13 +106,17 @@ final class Routes: Sendable {
     ) {
         var headers = [("ETag", image.etag), ("Cache-Control", cacheControl), ("X-Cache", outcome.rawValue)]
         if request.variesOnAccept { headers.append(("Vary", "Accept")) }
+        let bytes = image.bytes
         if let condition = exchange.request.header("if-none-match"),
             ETag.matches(ifNoneMatch: condition, etag: image.etag)
         {
-            return reply(exchange, HTTPResponse(status: 304, headers: headers, body: .empty), cache: outcome.rawValue)
+            // libmicrohttpd never sends a 304's body but derives its Content-Length from it: hand it
+            // the bytes (no copy) so the length is the 200's, as RFC 9110 allows, not a false 0.
+            return reply(
+                exchange, HTTPResponse(status: 304, headers: headers, body: .buffer(bytes.buffer, owner: bytes)),
+                cache: outcome.rawValue, bytes: 0)
         }
         headers.insert(("Content-Type", image.mediaType), at: 0)
-        let bytes = image.bytes
         reply(
             exchange, HTTPResponse(status: 200, headers: headers, body: .buffer(bytes.buffer, owner: bytes)),
             cache: outcome.rawValue, bytes: bytes.count)
