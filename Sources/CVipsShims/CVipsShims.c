@@ -1,6 +1,9 @@
 #include "CVipsShims.h"
 
+static void cvips_drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {}
+
 static gpointer cvips_init_body(gpointer argv0) {
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, cvips_drop_log, NULL);
     return GINT_TO_POINTER(vips_init((const char *)argv0));
 }
 

@@ -24,9 +24,10 @@ final class ConnectionState: Sendable {
         waitingSince.store(0, ordering: .relaxed)
     }
 
-    /// A request ended; the connection now waits for the next head (keep-alive).
-    func requestEnded() {
-        waitingSince.store(monotonicNanoseconds(), ordering: .relaxed)
+    /// A request ended; the connection now waits for the next head (keep-alive). `allowance` moves
+    /// the start of that wait later: idle keep-alive time before the next request begins.
+    func requestEnded(allowance: Int64 = 0) {
+        waitingSince.store(monotonicNanoseconds() + allowance, ordering: .relaxed)
     }
 }
 

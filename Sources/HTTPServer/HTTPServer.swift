@@ -30,7 +30,8 @@ public final class HTTPServer: @unchecked Sendable {
         configuration: HTTPServerConfiguration, handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
     ) {
         self.configuration = configuration
-        self.core = ServerCore(handler: handler)
+        self.core = ServerCore(
+            keepAliveAllowance: configuration.idleTimeout - configuration.headTimeout, handler: handler)
     }
 
     deinit {

@@ -20,7 +20,12 @@ final class ServerCore: @unchecked Sendable {
     let draining = Atomic<Bool>(false)
     private let suspensions = Mutex(Suspensions())
 
-    init(handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void) {
+    /// Extra time (ns) a keep-alive connection gets for its next head, beyond the head deadline, so
+    /// that an idle keep-alive connection lives for the idle timeout, not just the head timeout.
+    private let keepAliveAllowance: Int64
+
+    init(keepAliveAllowance: Duration = .zero, handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void) {
+        self.keepAliveAllowance = max(0, keepAliveAllowance.nanoseconds)
         self.handler = handler
     }
 
@@ -149,7 +154,7 @@ final class ServerCore: @unchecked Sendable {
         let responder = Unmanaged<HTTPResponder>.fromOpaque(context).takeRetainedValue()
         responder.finish()
         if responder.dispatched { inFlight.subtract(1, ordering: .relaxed) }
-        responder.connectionState?.requestEnded()
+        responder.connectionState?.requestEnded(allowance: keepAliveAllowance)
     }
 
     func connectionStarted(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {

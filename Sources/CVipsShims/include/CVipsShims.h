@@ -13,7 +13,9 @@
 /// vips_init(argv0) behind a process-wide g_once. Not a variadic: vips_init only guards itself with
 /// a plain flag, so a second thread calling it during start-up returns at once and then finds no
 /// classes ("class gifsave_buffer not found", seen in tests). Every module that starts libvips
-/// (Vips, TestSupport) calls this one guard. Returns vips_init's result.
+/// (Vips, TestSupport) calls this one guard. Returns vips_init's result. It also drops libvips'
+/// warnings ("VipsJpeg: Premature end of JPEG file"): their text comes from hostile input, and
+/// decisions are taken from return codes anyway.
 int cvips_init_once(const char *argv0);
 
 // MARK: Loading
