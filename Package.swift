@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "TestSupport"]),
+        .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "TestSupport", "Vips"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -63,6 +63,11 @@ int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n) {
     return vips_extract_band(in, out, band, "n", n, NULL);
 }
 
+int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size,
+                          VipsInteresting crop) {
+    return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
+}
+
 int cvips_min(VipsImage *in, double *out) {
     return vips_min(in, out, NULL);
 }

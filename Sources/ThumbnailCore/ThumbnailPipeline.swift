@@ -23,14 +23,18 @@ public final class ThumbnailPipeline: Sendable {
     /// Counters for tests and, later, metrics.
     public struct Statistics: Sendable, Equatable {
         public var fetches = 0
+        /// Thumbnails made (from the original or from a decoded copy).
         public var transforms = 0
+        /// Sources decoded (after the header checks passed).
+        public var decodes = 0
+        /// Thumbnails cut from a cached decoded copy, with no decode.
+        public var fromDecoded = 0
     }
 
     public let cache: ImageCache
     public let workers: WorkerPool
     private let fetcher: any ImageFetching
-    private let transformer: any ImageTransforming
-    private let limits: Limits
+    private let renderer: ThumbnailRenderer
     private let variantFlights = Flights<CachedImage>()
     private let sourceFlights = Flights<ImageBytes>()
     private let counters = Mutex(Statistics())
@@ -42,8 +46,7 @@ public final class ThumbnailPipeline: Sendable {
         self.cache = cache
         self.workers = workers
         self.fetcher = fetcher
-        self.transformer = transformer
-        self.limits = limits
+        self.renderer = ThumbnailRenderer(transformer: transformer, maxSourcePixels: limits.maxSourcePixels)
     }
 
     public var statistics: Statistics { counters.withLock { $0 } }
@@ -82,6 +85,21 @@ public final class ThumbnailPipeline: Sendable {
             variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
             return
         }
+        let decodedKey = CacheKey.decoded(request.source)
+        if let decoded = cache.value(forKey: decodedKey)?.decoded, decoded.canServe(spec) {
+            // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
+            ticket.run { [self] in
+                counters.withLock {
+                    $0.transforms += 1
+                    $0.fromDecoded += 1
+                }
+                return store(
+                    Result { () throws(ThumbnailError) in try renderer.render(decoded: decoded, spec: spec) }, key)
+            } then: { [self] result in
+                variantFlights.complete(key, with: result)
+            }
+            return
+        }
         original(request.source) { [self] result in
             switch result {
             case .failure(let error):
@@ -89,16 +107,42 @@ public final class ThumbnailPipeline: Sendable {
                 variantFlights.complete(key, with: .failure(error))
             case .success(let bytes):
                 ticket.run { [self] in
-                    let result = Result { () throws(ThumbnailError) -> CachedImage in
-                        try render(bytes, spec: spec)
+                    let rendered = Result { () throws(ThumbnailError) in
+                        try renderer.render(original: bytes, spec: spec)
                     }
-                    if case .success(let variant) = result { cache.insert(variant, forKey: key) }
-                    return result
+                    if case .success(let made) = rendered {
+                        counters.withLock {
+                            $0.transforms += 1
+                            $0.decodes += 1
+                        }
+                        keep(made.decoded, forKey: decodedKey)
+                    }
+                    return store(rendered.map(\.image), key)
                 } then: { [self] result in
                     variantFlights.complete(key, with: result)
                 }
             }
         }
+    }
+
+    /// Caches a made thumbnail under its variant key.
+    private func store(_ result: Result<EncodedImage, ThumbnailError>, _ key: String) -> Result<
+        CachedImage, ThumbnailError
+    > {
+        result.map { image in
+            let variant = CachedImage(
+                bytes: image.bytes, kind: .variant(image.format, width: image.width, height: image.height))
+            cache.insert(variant, forKey: key)
+            return variant
+        }
+    }
+
+    /// Keeps a decoded copy unless the cache already has a larger one of the same source.
+    private func keep(_ decoded: DecodedSource, forKey key: String) {
+        if let existing = cache.peek(key)?.decoded, existing.width * existing.height >= decoded.width * decoded.height {
+            return
+        }
+        cache.insert(CachedImage(bytes: decoded.pixels, kind: .decoded(decoded), etag: ""), forKey: key)
     }
 
     /// `POST /prefetch`: admits the work now (or throws `queueFull`), then loads the original —
@@ -134,17 +178,5 @@ public final class ThumbnailPipeline: Sendable {
             }
             sourceFlights.complete(key, with: result)
         }
-    }
-
-    /// Header check, then the transform. Runs on a worker thread.
-    private func render(_ bytes: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> CachedImage {
-        let info = try transformer.inspect(bytes)
-        guard info.pixels <= limits.maxSourcePixels else {
-            throw ThumbnailError(
-                .tooManyPixels, "\(info.width)x\(info.height) is over the \(limits.maxSourcePixels)-pixel limit")
-        }
-        counters.withLock { $0.transforms += 1 }
-        let image = try transformer.transform(bytes, info: info, spec: spec, format: spec.format.resolve(for: info))
-        return CachedImage(bytes: image.bytes, kind: .variant(image.format, width: image.width, height: image.height))
     }
 }

@@ -92,7 +92,7 @@ public enum Vips {
 
     // MARK: - Steps
 
-    private struct Loader {
+    struct Loader {
         var nickname: String
         /// libvips refuses to run it (`vips_block_untrusted_set`, `vips_operation_block_set`).
         var isBlocked: Bool
@@ -100,7 +100,7 @@ public enum Vips {
 
     /// Sniffs the bytes (no decode). 8.14 still finds blocked loaders, and names the class
     /// ("VipsForeignLoadJpegBuffer"), so we map it to the nickname and read the blocked flag.
-    private static func findLoader(_ bytes: UnsafeRawBufferPointer) throws(VipsError) -> Loader {
+    static func findLoader(_ bytes: UnsafeRawBufferPointer) throws(VipsError) -> Loader {
         guard let base = bytes.baseAddress, bytes.count > 0,
             let typeName = vips_foreign_find_load_buffer(base, bytes.count)
         else {
@@ -173,7 +173,7 @@ public enum Vips {
     /// `colourspace` already imported it with its embedded (or the built-in) CMYK profile, which
     /// stays attached but is stripped on save. Greyscale stays greyscale. A broken profile is
     /// ignored (the pixels are taken as sRGB) rather than failing the thumbnail.
-    private static func convertEmbeddedRGBProfileToSRGB(_ image: VipsImageHandle) -> VipsImageHandle {
+    static func convertEmbeddedRGBProfileToSRGB(_ image: VipsImageHandle) -> VipsImageHandle {
         guard image.bands >= 3, image.iccProfileColourSpace == "RGB " else { return image }
         guard let converted = VipsImageHandle.make({ cvips_icc_transform(image.pointer, $0, "srgb", nil, 1) }) else {
             vips_error_clear()
@@ -184,7 +184,7 @@ public enum Vips {
 
     /// Whether every pixel's alpha is at its maximum (a GIF or TIFF that carries an alpha band it
     /// does not use). One pass over the small, already decoded thumbnail.
-    private static func isOpaque(_ image: VipsImageHandle) -> Bool {
+    static func isOpaque(_ image: VipsImageHandle) -> Bool {
         guard let alpha = VipsImageHandle.make({ cvips_extract_band(image.pointer, $0, Int32(image.bands - 1), 1) })
         else {
             vips_error_clear()
@@ -204,7 +204,7 @@ public enum Vips {
     }
 
     /// JPEG has no alpha: flatten onto white.
-    private static func flattenAlpha(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+    static func flattenAlpha(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
         guard image.hasAlpha else { return image }
         guard let flat = VipsImageHandle.make({ cvips_flatten(image.pointer, $0, 255) }) else {
             throw .encodeFailed(VipsError.takeErrorText())
@@ -215,7 +215,7 @@ public enum Vips {
     /// A copy of `image` with every metadata field (EXIF, XMP, ICC, orientation, page height, ...)
     /// removed. The savers are also told to strip, but 8.14's webpsave ignores `strip` and writes
     /// EXIF, XMP and ICC anyway (measured), so we remove them ourselves.
-    private static func withoutMetadata(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+    static func withoutMetadata(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
         guard let copy = VipsImageHandle.make({ cvips_copy(image.pointer, $0) }) else {
             throw .encodeFailed(VipsError.takeErrorText())
         }
@@ -227,8 +227,7 @@ public enum Vips {
     /// 2 costs about what WebP does; 4 (the libvips default) is about 5 times slower.
     static let avifEffort: Int32 = 2
 
-    private static func encode(_ image: VipsImageHandle, options: VipsThumbnailOptions) throws(VipsError) -> VipsBuffer
-    {
+    static func encode(_ image: VipsImageHandle, options: VipsThumbnailOptions) throws(VipsError) -> VipsBuffer {
         var output: UnsafeMutableRawPointer? = nil
         var length = 0
         let quality = Int32(options.quality)

@@ -235,7 +235,9 @@ private final class Owner {
         let elapsed = ContinuousClock.now - started
         #expect(bytes.isEmpty, "\(text(bytes))")
         #expect(elapsed >= .milliseconds(900))
-        #expect(elapsed < .milliseconds(3500), "closed after \(elapsed)")
+        // Sent in full the head would take ~21 s (70 bytes, 300 ms apart): closing well before
+        // that is the deadline at work. Generous on purpose: not a speed check.
+        #expect(elapsed < .seconds(15), "closed after \(elapsed)")
     }
 
     @Test func shutdownAnswersSuspendedRequestsWithTheLateResponse() async throws {
@@ -256,7 +258,7 @@ private final class Owner {
         #expect(late.status == 503)
         #expect(late.text == "late")
         #expect(elapsed >= .milliseconds(300))
-        #expect(elapsed < .seconds(3))
+        #expect(elapsed < .seconds(20))  // bounded, not a speed check
         // Later answers are ignored, and a second shutdown returns at once.
         stash.responders.first?.respond(HTTPResponse(status: 200))
         server.shutdown(grace: .seconds(5), lateResponse: HTTPResponse(status: 503))
@@ -276,7 +278,7 @@ private final class Owner {
         #expect(answer.status == 200)
         #expect(answer.text == "done")
         #expect(answer.header("Connection")?.lowercased() == "close")
-        #expect(elapsed < .seconds(3))
+        #expect(elapsed < .seconds(9))  // returned when the request finished, not at the 10 s grace
         // No longer accepting.
         await #expect(throws: (any Error).self) {
             _ = try await TestHTTPClient.request(port: server.port, target: "/", timeout: .seconds(2))

@@ -33,6 +33,7 @@ final class FakeTransformer: ImageTransforming {
     let delay: Duration
     let gate: Mutex<Bool>
     private let counter = Mutex(0)
+    let decodes = Mutex(0)
 
     init(delay: Duration = .zero) {
         self.delay = delay
@@ -47,16 +48,26 @@ final class FakeTransformer: ImageTransforming {
         return SourceInfo(format: .jpeg, width: Int(bytes[0]) * 10, height: Int(bytes[1]) * 10)
     }
 
-    func transform(_ source: ImageBytes, info: SourceInfo, spec: TransformSpec, format: OutputFormat)
-        throws(ThumbnailError) -> EncodedImage
+    func decode(_ source: ImageBytes, info: SourceInfo, width: Int, height: Int) throws(ThumbnailError)
+        -> DecodedSource
     {
+        decodes.withLock { $0 += 1 }
+        let w = min(width, info.width)
+        let h = min(height, info.height)
+        return DecodedSource(pixels: ImageBytes([UInt8](repeating: 1, count: w * h)), width: w, height: h, source: info)
+    }
+
+    func encode(
+        _ decoded: DecodedSource, resize: Resize, format: OutputFormat, quality: Int, opaqueFormat: OutputFormat?
+    ) throws(ThumbnailError) -> EncodedImage {
         counter.withLock { $0 += 1 }
         if delay > .zero {
             Thread.sleep(
                 forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds))
         }
-        let width = min(spec.width, info.width)
-        return EncodedImage(bytes: ImageBytes(Array(spec.canonical.utf8)), format: format, width: width, height: width)
+        guard case .exact(let width, let height) = resize else { throw ThumbnailError(.internal, "fake: exact only") }
+        return EncodedImage(
+            bytes: ImageBytes(Array("w=\(width),h=\(height)".utf8)), format: format, width: width, height: height)
     }
 }
 

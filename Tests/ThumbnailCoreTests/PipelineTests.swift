@@ -30,7 +30,7 @@ import Testing
         #expect(outcomes.filter { $0 == .coalesced }.count == 49)
         let (again, outcome) = await pipeline.thumbnail(req)
         #expect(outcome == .hit)
-        #expect(String(decoding: try again.get().bytes.array, as: UTF8.self).hasPrefix("w=100"))
+        #expect(String(decoding: try again.get().bytes.array, as: UTF8.self) == "w=100,h=50")
     }
 
     @Test func differentWidthsOfOneSourceFetchItOnce() async throws {
@@ -47,6 +47,11 @@ import Testing
         #expect(transformer.transforms == 20)
         _ = await pipeline.thumbnail(try request(photo, [("w", "300")]))
         #expect(fetcher.count(photo) == 1)
+        // Once a decoded copy exists, new sizes well below it are cut from it without decoding.
+        let decodesBefore = transformer.decodes.withLock { $0 }
+        for width in [40, 45, 50] { _ = await pipeline.thumbnail(try request(photo, [("w", "\(width)")])) }
+        #expect(transformer.decodes.withLock { $0 } == decodesBefore)
+        #expect(pipeline.statistics.fromDecoded >= 3)
     }
 
     @Test func pixelLimitRefusesBeforeTransforming() async throws {
@@ -136,4 +141,57 @@ final class OrderLog: @unchecked Sendable {
     private var items: [String] = []
     func append(_ item: String) { lock.withLock { items.append(item) } }
     var entries: [String] { lock.withLock { items } }
+}
+
+@Suite struct GeometryTests {
+    func spec(_ w: Int, _ h: Int? = nil, _ fit: Fit = .inside) -> TransformSpec {
+        TransformSpec(width: w, height: h, fit: fit)
+    }
+
+    @Test func exactSizesComeFromTheSourceSize() {
+        #expect(
+            OutputGeometry.resize(for: spec(300), sourceWidth: 6000, sourceHeight: 4000)
+                == .exact(width: 300, height: 200))
+        #expect(
+            OutputGeometry.resize(for: spec(300, 100), sourceWidth: 6000, sourceHeight: 4000)
+                == .exact(width: 150, height: 100))
+        #expect(
+            OutputGeometry.resize(for: spec(301), sourceWidth: 1000, sourceHeight: 333)
+                == .exact(width: 301, height: 100))
+        #expect(
+            OutputGeometry.resize(for: spec(9000), sourceWidth: 600, sourceHeight: 400)
+                == .exact(width: 600, height: 400))
+        #expect(
+            OutputGeometry.resize(for: spec(100, 8000, .fill), sourceWidth: 600, sourceHeight: 400)
+                == .exact(width: 100, height: 400))
+        #expect(
+            OutputGeometry.resize(for: spec(1000, 1000, .cover), sourceWidth: 600, sourceHeight: 400)
+                == .cover(width: 600, height: 400, crop: .centre))
+    }
+
+    @Test func decodedCopiesServeOnlySizesWellBelowThem() {
+        let info = SourceInfo(format: .jpeg, width: 6000, height: 4000)
+        let copy = DecodedSource(pixels: ImageBytes([0]), width: 750, height: 500, source: info)
+        #expect(copy.canServe(spec(375)))
+        #expect(copy.canServe(spec(200)))
+        #expect(!copy.canServe(spec(400)))
+        #expect(!copy.canServe(spec(300, 300, .fill)))  // 300 of 4000 tall needs more than half of 500
+        let full = DecodedSource(
+            pixels: ImageBytes([0]), width: 600, height: 400, source: SourceInfo(format: .png, width: 600, height: 400))
+        #expect(full.canServe(spec(600)))
+    }
+
+    @Test func decodeBoxesAreTwiceTheOutputUpToTheReusableSize() {
+        let jpeg = SourceInfo(format: .jpeg, width: 6000, height: 4000)
+        // JPEG: the shrink-on-load size that covers 2× the output (1/8 = 750×500 covers 600×400).
+        #expect(ThumbnailRenderer.decodeBox(for: spec(300), source: jpeg) == (750, 500))
+        // 2 × 399 = 798 needs 1/4 (1500), capped at the reusable 1024.
+        #expect(ThumbnailRenderer.decodeBox(for: spec(399), source: jpeg) == (1024, 683))
+        let png = SourceInfo(format: .png, width: 6000, height: 4000)
+        #expect(ThumbnailRenderer.decodeBox(for: spec(300), source: png) == (1024, 683))
+        // Beyond the reusable size: decode to the output itself.
+        #expect(ThumbnailRenderer.decodeBox(for: spec(2000), source: png) == (2000, 1334))
+        let small = SourceInfo(format: .png, width: 400, height: 300)
+        #expect(ThumbnailRenderer.decodeBox(for: spec(100), source: small) == (400, 300))
+    }
 }

@@ -104,6 +104,6 @@ struct HeaderTests {
         let elapsed = try clock.measure { result = try header(bomb) }
         #expect(result?.loader == "pngload_buffer")
         #expect(result?.width == 50_000 && result?.height == 50_000)
-        #expect(elapsed < .milliseconds(200))
+        #expect(elapsed < .seconds(10))  // decoding 2.5 gigapixels would take minutes
     }
 }

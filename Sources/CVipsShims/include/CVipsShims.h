@@ -29,6 +29,11 @@ VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *
 int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
                            VipsSize size, VipsInteresting crop, const char *option_string);
 
+/// vips_thumbnail_image: the same resize and crop as thumbnail_buffer, from an image in memory
+/// (a decoded intermediate) instead of encoded bytes.
+int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size,
+                          VipsInteresting crop);
+
 // MARK: Colour and geometry
 
 /// vips_icc_transform to `output_profile`, importing with the embedded profile if it has one,

@@ -6,6 +6,17 @@ public struct CachedImage: Sendable {
         case original
         /// An encoded thumbnail.
         case variant(OutputFormat, width: Int, height: Int)
+        /// A decoded copy of a source (its pixels are `bytes`).
+        case decoded(DecodedSource)
+
+        public static func == (a: Kind, b: Kind) -> Bool {
+            switch (a, b) {
+            case (.original, .original): true
+            case (.variant(let f1, let w1, let h1), .variant(let f2, let w2, let h2)): f1 == f2 && w1 == w2 && h1 == h2
+            case (.decoded(let d1), .decoded(let d2)): d1.pixels === d2.pixels
+            default: false
+            }
+        }
     }
 
     public let bytes: ImageBytes
@@ -19,9 +30,15 @@ public struct CachedImage: Sendable {
         self.etag = etag ?? ETag.strong(for: bytes)
     }
 
+    /// The decoded copy, when this entry is one.
+    public var decoded: DecodedSource? {
+        if case .decoded(let decoded) = kind { return decoded }
+        return nil
+    }
+
     public var mediaType: String {
         switch kind {
-        case .original: "application/octet-stream"
+        case .original, .decoded: "application/octet-stream"
         case .variant(let format, _, _): format.mediaType
         }
     }

@@ -4,7 +4,8 @@
 public final class ImageBytes: @unchecked Sendable {
     public let base: UnsafeRawPointer?
     public let count: Int
-    private let owner: AnyObject?
+    /// Whatever keeps the memory alive (a libcurl body, a libvips buffer or decoded image).
+    public let owner: AnyObject?
 
     /// Wraps memory that `owner` keeps alive.
     public init(base: UnsafeRawPointer?, count: Int, owner: AnyObject?) {

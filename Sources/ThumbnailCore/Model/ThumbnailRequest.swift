@@ -73,4 +73,5 @@ public struct ThumbnailRequest: Sendable, Equatable {
 public enum CacheKey {
     public static func original(_ source: SourceURL) -> String { "o|\(source)" }
     public static func variant(_ source: SourceURL, _ spec: TransformSpec) -> String { "v|\(source)|\(spec.canonical)" }
+    public static func decoded(_ source: SourceURL) -> String { "d|\(source)" }
 }

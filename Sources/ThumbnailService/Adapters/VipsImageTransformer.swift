@@ -3,58 +3,66 @@ import Vips
 
 /// `ImageTransforming` on libvips. Only the loaders of formats we mean to take are allowed
 /// (libvips' untrusted loaders are blocked globally as well, in `Vips.initialize`).
-struct VipsImageTransformer: ImageTransforming {
+public struct VipsImageTransformer: ImageTransforming {
     static let loaders: [String: SourceFormat] = [
         "jpegload_buffer": .jpeg, "pngload_buffer": .png, "webpload_buffer": .webp, "gifload_buffer": .gif,
         "heifload_buffer": .heif, "tiffload_buffer": .tiff,
     ]
     static let allowedLoaders = Set(loaders.keys)
 
-    init() { Vips.initialize() }
+    public init() { Vips.initialize() }
 
-    func inspect(_ source: ImageBytes) throws(ThumbnailError) -> SourceInfo {
+    public func inspect(_ source: ImageBytes) throws(ThumbnailError) -> SourceInfo {
+        let header: VipsHeader
         do {
-            let header = try source.withUnsafeBytes { bytes throws(VipsError) in
-                try Vips.header(of: bytes, allowedLoaders: Self.allowedLoaders)
-            }
-            guard let format = Self.loaders[header.loader] else {
-                throw ThumbnailError(.unsupportedSource, header.loader)
-            }
-            return SourceInfo(
-                format: format, width: header.width, height: header.height, pageCount: header.pageCount,
-                hasAlpha: header.hasAlpha)
-        } catch let error as VipsError {
-            throw Self.map(error)
-        } catch let error as ThumbnailError {
-            throw error
+            header = try Vips.header(of: source.buffer, allowedLoaders: Self.allowedLoaders)
         } catch {
-            throw ThumbnailError(.internal, "\(error)")
+            throw Self.map(error)
         }
+        guard let format = Self.loaders[header.loader] else { throw ThumbnailError(.unsupportedSource, header.loader) }
+        withExtendedLifetime(source) {}
+        return SourceInfo(
+            format: format, width: header.orientedWidth, height: header.orientedHeight, pageCount: header.pageCount,
+            hasAlpha: header.hasAlpha)
     }
 
-    func transform(_ source: ImageBytes, info: SourceInfo, spec: TransformSpec, format: OutputFormat)
-        throws(ThumbnailError) -> EncodedImage
+    public func decode(_ source: ImageBytes, info: SourceInfo, width: Int, height: Int) throws(ThumbnailError)
+        -> DecodedSource
     {
-        // "Like the source" gives PNG for a GIF/HEIF/TIFF with alpha, but libvips loads every GIF
-        // with an alpha band: if no pixel is actually transparent, JPEG is what was asked for.
-        let alphaOnlyChoice = spec.format == .source && format == .png && ![.jpeg, .png, .webp].contains(info.format)
-        let options = VipsThumbnailOptions(
-            width: spec.width, height: spec.height, fit: Self.fit(spec.fit),
-            crop: spec.crop == .attention ? .attention : .centre,
-            format: Self.format(format), quality: spec.quality, opaqueFormat: alphaOnlyChoice ? .jpeg : nil)
+        let image: VipsDecodedImage
         do {
-            let thumbnail = try source.withUnsafeBytes { bytes throws(VipsError) in
-                try Vips.thumbnail(of: bytes, options: options)
-            }
+            image = try Vips.decode(of: source.buffer, width: width, height: height)
+        } catch {
+            throw Self.map(error)
+        }
+        withExtendedLifetime(source) {}
+        return DecodedSource(
+            pixels: ImageBytes(base: image.pixels, count: image.byteCount, owner: image), width: image.width,
+            height: image.height, source: info)
+    }
+
+    public func encode(
+        _ decoded: DecodedSource, resize: Resize, format: OutputFormat, quality: Int, opaqueFormat: OutputFormat?
+    ) throws(ThumbnailError) -> EncodedImage {
+        guard let image = decoded.pixels.owner as? VipsDecodedImage else {
+            throw ThumbnailError(.internal, "decoded copy was not made by libvips")
+        }
+        let cut: VipsResize
+        switch resize {
+        case .exact(let width, let height): cut = .exact(width: width, height: height)
+        case .cover(let width, let height, let crop):
+            cut = .cover(width: width, height: height, crop: crop == .attention ? .attention : .centre)
+        }
+        do {
+            let thumbnail = try Vips.thumbnail(
+                of: image, resize: cut, format: Self.format(format), quality: quality,
+                opaqueFormat: opaqueFormat.map(Self.format))
             let buffer = thumbnail.buffer
             return EncodedImage(
                 bytes: ImageBytes(base: buffer.pointer, count: buffer.count, owner: buffer),
-                format: Self.format(thumbnail.format),
-                width: thumbnail.width, height: thumbnail.height)
-        } catch let error as VipsError {
-            throw Self.map(error)
+                format: Self.format(thumbnail.format), width: thumbnail.width, height: thumbnail.height)
         } catch {
-            throw ThumbnailError(.internal, "\(error)")
+            throw Self.map(error)
         }
     }
 
@@ -65,14 +73,6 @@ struct VipsImageTransformer: ImageTransforming {
         case .decodeFailed(let text): ThumbnailError(.undecodableSource, text)
         case .encodeFailed(let text): ThumbnailError(.internal, "encode: \(text)")
         case .invalidArgument(let text): ThumbnailError(.internal, "vips argument: \(text)")
-        }
-    }
-
-    static func fit(_ fit: Fit) -> VipsFit {
-        switch fit {
-        case .inside: .inside
-        case .cover: .cover
-        case .fill: .fill
         }
     }
 

@@ -1,1 +1,95 @@
-print("bench: not yet")
+import Foundation
+import ThumbnailCore
+import ThumbnailService
+
+// thumbd-bench: the in-process limit for bench/run.sh. The very same work a thumbd miss does
+// (header check, decode at the needed size, cut, encode — `ThumbnailRenderer` with the libvips
+// transformer), on N threads, with no HTTP, no fetch and no cache.
+//
+//   thumbd-bench inprocess --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg]
+//
+// Prints one JSON line: requests, seconds, rps, cpu_seconds, cpu_ms_per_request, peak_rss_bytes.
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("thumbd-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.first == "inprocess" else {
+    fail("usage: thumbd-bench inprocess --corpus DIR --threads N --seconds S --widths A-B [--format F]")
+}
+arguments.removeFirst()
+var options: [String: String] = [:]
+while arguments.count >= 2, arguments[0].hasPrefix("--") {
+    options[String(arguments[0].dropFirst(2))] = arguments[1]
+    arguments.removeFirst(2)
+}
+guard let corpus = options["corpus"] else { fail("--corpus is required") }
+let threads = Int(options["threads"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
+let seconds = Double(options["seconds"] ?? "") ?? 30
+let widthRange = (options["widths"] ?? "200-399").split(separator: "-").compactMap { Int($0) }
+guard widthRange.count == 2, widthRange[0] >= 1, widthRange[0] <= widthRange[1] else { fail("--widths A-B") }
+let format: RequestedFormat = options["format"].flatMap(OutputFormat.init(rawValue:)).map { .exactly($0) } ?? .source
+
+let files = ((try? FileManager.default.contentsOfDirectory(atPath: corpus)) ?? []).sorted()
+    .filter { ["jpg", "jpeg", "png"].contains(($0 as NSString).pathExtension.lowercased()) }
+let sources: [ImageBytes] = files.compactMap { name in
+    (try? Data(contentsOf: URL(fileURLWithPath: corpus).appendingPathComponent(name))).map { ImageBytes([UInt8]($0)) }
+}
+guard !sources.isEmpty else { fail("no .jpg/.png files in \(corpus)") }
+
+let renderer = ThumbnailRenderer(transformer: VipsImageTransformer(), maxSourcePixels: 75_000_000)
+let next = NSLock()
+nonisolated(unsafe) var counter = 0
+nonisolated(unsafe) var errors = 0
+let widths = widthRange[0]...widthRange[1]
+let deadline = Date().addingTimeInterval(seconds)
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+let cpuStart = cpuSeconds()
+let start = Date()
+let group = DispatchGroup()
+for _ in 0..<threads {
+    group.enter()
+    let thread = Thread {
+        while Date() < deadline {
+            next.lock()
+            let n = counter
+            counter += 1
+            next.unlock()
+            // Images cycle, widths cycle: the same sequence the bench's cold-miss requests use.
+            let width = widths.lowerBound + n % widths.count
+            let source = sources[n % sources.count]
+            do {
+                _ = try renderer.render(original: source, spec: TransformSpec(width: width, format: format))
+            } catch {
+                next.lock()
+                errors += 1
+                next.unlock()
+            }
+        }
+        group.leave()
+    }
+    thread.stackSize = 8 << 20
+    thread.start()
+}
+group.wait()
+let elapsed = Date().timeIntervalSince(start)
+let cpu = cpuSeconds() - cpuStart
+var usage = rusage()
+getrusage(RUSAGE_SELF.rawValue, &usage)
+let peak = usage.ru_maxrss * 1024  // KiB on Linux
+let done = counter - errors
+let line =
+    "{\"requests\": \(done), \"errors\": \(errors), \"seconds\": \(String(format: "%.3f", elapsed)), "
+    + "\"rps\": \(String(format: "%.2f", Double(done) / elapsed)), \"cpu_seconds\": \(String(format: "%.3f", cpu)), "
+    + "\"cpu_ms_per_request\": \(String(format: "%.2f", done > 0 ? cpu * 1000 / Double(done) : 0)), "
+    + "\"peak_rss_bytes\": \(peak), \"threads\": \(threads), \"images\": \(sources.count)}"
+print(line)
