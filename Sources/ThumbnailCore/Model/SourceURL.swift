@@ -86,12 +86,12 @@ public struct SourceURL: Sendable, Hashable, CustomStringConvertible {
         self.host = host
         self.port = port
         self.pathAndQuery = pathAndQuery
+        let hostText = authority.first == UInt8(ascii: "[") ? "[\(host)]" : host
+        let portText = port.map { ":\($0)" } ?? ""
+        self.description = "\(scheme.rawValue)://\(hostText)\(portText)\(pathAndQuery)"
     }
 
-    /// The canonical text: also the cache key of the original and what libcurl is given.
-    public var description: String {
-        let hostText = host.contains(":") ? "[\(host)]" : host
-        let portText = port.map { ":\($0)" } ?? ""
-        return "\(scheme.rawValue)://\(hostText)\(portText)\(pathAndQuery)"
-    }
+    /// The canonical text: also the cache key of the original and what libcurl is given. Made
+    /// once: every cache lookup builds keys from it.
+    public let description: String
 }

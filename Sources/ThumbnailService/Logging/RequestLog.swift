@@ -36,10 +36,10 @@ public final class RequestLog: Sendable {
 
     public func record(_ entry: Entry) {
         guard enabled else { return }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1e6
-        var line =
-            "ts=\(Date().timeIntervalSince1970) id=\(entry.requestID) method=\(Self.clean(entry.method)) route=\(entry.route)"
-        line += " status=\(entry.status) bytes=\(entry.bytes) ms=\((elapsed * 10).rounded() / 10) cache=\(entry.cache)"
+        let elapsedMicros = (DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1000
+        let ms = "\(elapsedMicros / 1000).\(elapsedMicros / 100 % 10)"
+        var line = "ts=\(Self.timestamp()) id=\(entry.requestID) method=\(Self.clean(entry.method))"
+        line += " route=\(entry.route) status=\(entry.status) bytes=\(entry.bytes) ms=\(ms) cache=\(entry.cache)"
         if let error = entry.error { line += " error=\(JSON.string(error))" }
         line += "\n"
         let full = buffer.withLock { buffer -> Bool in
@@ -52,7 +52,7 @@ public final class RequestLog: Sendable {
     /// A message that is not about one request (start, stop).
     public func event(_ text: String) {
         buffer.withLock {
-            $0.append(contentsOf: "ts=\(Date().timeIntervalSince1970) event=\(JSON.string(text))\n".utf8)
+            $0.append(contentsOf: "ts=\(Self.timestamp()) event=\(JSON.string(text))\n".utf8)
         }
         flush()
     }
@@ -73,8 +73,17 @@ public final class RequestLog: Sendable {
         }
     }
 
+    /// Unix time with milliseconds ("1795984601.533"), without Foundation's Date on the hot path.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let millis = now.tv_nsec / 1_000_000
+        return "\(now.tv_sec)." + (millis < 10 ? "00" : millis < 100 ? "0" : "") + "\(millis)"
+    }
+
     /// Method names come from clients: keep them short and printable in the log.
     static func clean(_ text: String) -> String {
+        if text == "GET" || text == "HEAD" || text == "POST" { return text }
         String(text.prefix(16).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "?" })
     }
 }
