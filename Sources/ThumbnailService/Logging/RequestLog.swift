@@ -84,6 +84,6 @@ public final class RequestLog: Sendable {
     /// Method names come from clients: keep them short and printable in the log.
     static func clean(_ text: String) -> String {
         if text == "GET" || text == "HEAD" || text == "POST" { return text }
-        String(text.prefix(16).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "?" })
+        return String(text.prefix(16).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "?" })
     }
 }
