@@ -55,6 +55,16 @@ public final class CurlBody: @unchecked Sendable {
         return true
     }
 
+    /// Gives back the unused tail of a block that grew by doubling (a chunked body), so a cached
+    /// body's memory is what its `count` says.
+    func shrinkToFit() {
+        guard let pointer, capacity - count > 4096 else { return }
+        if let block = realloc(UnsafeMutableRawPointer(mutating: pointer), count) {
+            self.pointer = UnsafeRawPointer(block)
+            capacity = count
+        }
+    }
+
     private func grow(to newCapacity: Int) -> Bool {
         guard let block = realloc(UnsafeMutableRawPointer(mutating: pointer), newCapacity) else { return false }
         pointer = UnsafeRawPointer(block)

@@ -104,6 +104,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         var status = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        body.shrinkToFit()
         return .success(
             CurlTransferResult(
                 status: status,

@@ -10,6 +10,7 @@ case .success(.help(let text)):
 case .success(.version):
     print("thumbd \(ThumbnailApp.version)")
 case .success(.run(let configuration)):
+    MallocTuning.apply(configuration)
     let app = ThumbnailApp(configuration: configuration)
     do {
         try app.start()

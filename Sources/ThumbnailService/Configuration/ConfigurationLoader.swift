@@ -59,6 +59,10 @@ extension ServiceConfiguration {
             "Time in-flight requests get to finish on SIGTERM/SIGINT, seconds"),
         .int("retry-after", \.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds"),
         .bool("log-requests", \.logRequests, "One log line per request on standard error"),
+        .int("malloc-arenas", \.mallocArenas, 0...1024, "glibc malloc arenas (0: glibc's default of 8 per core)"),
+        .bytes(
+            "malloc-mmap-threshold", \.mallocMmapThreshold, 0...(512 << 20),
+            "Allocations this large are mmap'd and given back when freed (0: glibc's dynamic threshold)"),
     ]
 
     /// What the command line asked for.

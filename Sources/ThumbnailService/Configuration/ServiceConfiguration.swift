@@ -43,6 +43,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var retryAfter = 1
     /// One log line per request on standard error. Default true.
     public var logRequests = true
+    /// glibc malloc arenas (`M_ARENA_MAX`); 0 leaves glibc's default (8 × cores). Default 2:
+    /// image buffers freed by other threads otherwise fragment many arenas and RSS creeps up.
+    public var mallocArenas = 2
+    /// Allocations at least this large are mmap'd and returned to the system when freed
+    /// (`M_MMAP_THRESHOLD`); 0 leaves glibc's dynamic threshold, which climbs to 32 MiB and then
+    /// keeps freed image buffers in the heap. Default 256K.
+    public var mallocMmapThreshold = 256 << 10
 
     public init() {}
 }
