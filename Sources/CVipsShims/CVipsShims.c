@@ -68,6 +68,18 @@ int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height,
     return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
 }
 
+int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting) {
+    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
+}
+
+int cvips_premultiply(VipsImage *in, VipsImage **out) {
+    return vips_premultiply(in, out, NULL);
+}
+
+int cvips_unpremultiply(VipsImage *in, VipsImage **out) {
+    return vips_unpremultiply(in, out, NULL);
+}
+
 int cvips_min(VipsImage *in, double *out) {
     return vips_min(in, out, NULL);
 }

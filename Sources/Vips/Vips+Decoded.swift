@@ -25,7 +25,11 @@ extension Vips {
         }
         let srgb = convertEmbeddedRGBProfileToSRGB(decoded)
         let eightBit = try toEightBit(srgb)
-        guard let memory = vips_image_copy_memory(eightBit.pointer).map(VipsImageHandle.init(taking:)) else {
+        guard let eightBitMemory = vips_image_copy_memory(eightBit.pointer).map(VipsImageHandle.init(taking:)) else {
+            throw .decodeFailed(VipsError.takeErrorText())
+        }
+        let trimmed = withoutUnusedAlpha(eightBitMemory)
+        guard let memory = vips_image_copy_memory(trimmed.pointer).map(VipsImageHandle.init(taking:)) else {
             throw .decodeFailed(VipsError.takeErrorText())
         }
         return VipsDecodedImage(handle: memory)
@@ -39,33 +43,81 @@ extension Vips {
         initialize()
         guard (1...100).contains(quality) else { throw .invalidArgument("quality \(quality)") }
         guard let input = image.makeImage() else { throw .encodeFailed(VipsError.takeErrorText()) }
-        let resized: VipsImageHandle?
-        switch resize {
-        case .exact(let width, let height):
-            guard width >= 1, height >= 1 else { throw .invalidArgument("size \(width)x\(height)") }
-            if width == image.width && height == image.height {
-                resized = input
-            } else {
-                resized = VipsImageHandle.make {
-                    cvips_thumbnail_image(
-                        input.pointer, $0, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
-                }
-            }
-        case .cover(let width, let height, let crop):
-            guard width >= 1, height >= 1 else { throw .invalidArgument("size \(width)x\(height)") }
-            let interesting = crop == .centre ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_ATTENTION
-            resized = VipsImageHandle.make {
-                cvips_thumbnail_image(input.pointer, $0, Int32(width), Int32(height), VIPS_SIZE_DOWN, interesting)
-            }
+        let resized = try cut(input, resize)
+        guard let ready = vips_image_copy_memory(resized.pointer).map(VipsImageHandle.init(taking:)) else {
+            throw .encodeFailed(VipsError.takeErrorText())
         }
-        guard let resized, let ready = vips_image_copy_memory(resized.pointer).map(VipsImageHandle.init(taking:))
-        else { throw .encodeFailed(VipsError.takeErrorText()) }
         var options = VipsThumbnailOptions(width: ready.width, format: format, quality: quality)
         if let opaqueFormat, !ready.hasAlpha || isOpaque(ready) { options.format = opaqueFormat }
         let flat = try options.format == .jpeg ? flattenAlpha(ready) : ready
         let stripped = try withoutMetadata(flat)
         let buffer = try encode(stripped, options: options)
         return VipsThumbnail(buffer: buffer, width: stripped.width, height: stripped.height, format: options.format)
+    }
+
+    /// Resizes (and crops) with `vips_resize` (lanczos3, as `vips_thumbnail` uses), alpha
+    /// premultiplied around it. Never upscales.
+    static func cut(_ input: VipsImageHandle, _ resize: VipsResize) throws(VipsError) -> VipsImageHandle {
+        let width = Double(input.width)
+        let height = Double(input.height)
+        var hscale: Double
+        var vscale: Double
+        var crop: (width: Int, height: Int, interesting: VipsInteresting)? = nil
+        switch resize {
+        case .exact(let w, let h):
+            guard w >= 1, h >= 1 else { throw .invalidArgument("size \(w)x\(h)") }
+            hscale = min(1, Double(w) / width)
+            vscale = min(1, Double(h) / height)
+        case .cover(let w, let h, let interesting):
+            guard w >= 1, h >= 1 else { throw .invalidArgument("size \(w)x\(h)") }
+            let scale = min(1, max(Double(w) / width, Double(h) / height))
+            hscale = scale
+            vscale = scale
+            crop = (w, h, interesting == .centre ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_ATTENTION)
+        }
+        var image = input
+        if hscale < 1 || vscale < 1 {
+            let alpha = image.hasAlpha
+            if alpha {
+                guard let premultiplied = VipsImageHandle.make({ cvips_premultiply(image.pointer, $0) }) else {
+                    throw .encodeFailed(VipsError.takeErrorText())
+                }
+                image = premultiplied
+            }
+            guard let scaled = VipsImageHandle.make({ cvips_resize(image.pointer, $0, hscale, vscale) }) else {
+                throw .encodeFailed(VipsError.takeErrorText())
+            }
+            image = scaled
+            if alpha {
+                guard let straight = VipsImageHandle.make({ cvips_unpremultiply(image.pointer, $0) }),
+                    let bytes = VipsImageHandle.make({ cvips_cast(straight.pointer, $0, VIPS_FORMAT_UCHAR) })
+                else { throw .encodeFailed(VipsError.takeErrorText()) }
+                image = bytes
+            }
+        }
+        if let crop, crop.width < image.width || crop.height < image.height {
+            let w = min(crop.width, image.width)
+            let h = min(crop.height, image.height)
+            guard
+                let cropped = VipsImageHandle.make({
+                    cvips_smartcrop(image.pointer, $0, Int32(w), Int32(h), crop.interesting)
+                })
+            else { throw .encodeFailed(VipsError.takeErrorText()) }
+            image = cropped
+        }
+        return image
+    }
+
+    /// Drops an alpha band that no pixel uses (opaque PNG wallpapers, every GIF): a third less
+    /// memory for the cached copy and no premultiplication when cutting from it.
+    static func withoutUnusedAlpha(_ image: VipsImageHandle) -> VipsImageHandle {
+        guard image.hasAlpha, isOpaque(image),
+            let colour = VipsImageHandle.make({ cvips_extract_band(image.pointer, $0, 0, Int32(image.bands - 1)) })
+        else {
+            vips_error_clear()
+            return image
+        }
+        return colour
     }
 
     /// sRGB or greyscale (with alpha, if any) in 8 bits per band: what every encoder takes and what

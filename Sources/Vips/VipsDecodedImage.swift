@@ -4,15 +4,13 @@ internal import CVipsShims
 /// A decoded image in memory: first page, EXIF orientation applied, sRGB (or greyscale), 8 bits
 /// per band, alpha kept, no metadata. Made once from a source by `Vips.decode`, then any number of
 /// thumbnails are made from it (`Vips.thumbnail(of:…)`) without decoding the source again.
-/// Immutable after creation; each use wraps the pixels in a fresh image header, so threads can
-/// use one concurrently.
+/// Immutable after creation, so threads can cut from one concurrently.
 public final class VipsDecodedImage: @unchecked Sendable {
     let handle: VipsImageHandle
     public let width: Int
     public let height: Int
     public let bands: Int
     public let hasAlpha: Bool
-    let interpretation: VipsInterpretation
 
     init(handle: VipsImageHandle) {
         self.handle = handle
@@ -20,7 +18,6 @@ public final class VipsDecodedImage: @unchecked Sendable {
         self.height = handle.height
         self.bands = handle.bands
         self.hasAlpha = handle.hasAlpha
-        self.interpretation = handle.bands >= 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W
     }
 
     /// The pixels, interleaved, `width × height × bands` bytes.
@@ -29,15 +26,13 @@ public final class VipsDecodedImage: @unchecked Sendable {
     /// Where the pixels are (valid while this object lives).
     public var pixels: UnsafeRawPointer? { vips_image_get_data(handle.pointer).map { UnsafeRawPointer($0) } }
 
-    /// A new image header over the same pixels, for one pipeline.
+    /// The image, with a reference of the caller's own. libvips images are safe to read from
+    /// several pipelines at once (regions are per thread). Not a `vips_image_new_from_memory`
+    /// header over the pixels: libvips shrinks such "foreign" buffers about 4× slower (measured:
+    /// 1024 → 200 px in 35 ms instead of 9 ms).
     func makeImage() -> VipsImageHandle? {
-        guard let data = vips_image_get_data(handle.pointer) else { return nil }
-        guard
-            let image = vips_image_new_from_memory(
-                data, byteCount, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)
-        else { return nil }
-        image.pointee.Type = interpretation
-        return VipsImageHandle(taking: image)
+        g_object_ref(handle.pointer)
+        return VipsImageHandle(taking: handle.pointer)
     }
 }
 

@@ -36,6 +36,15 @@ int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height,
 
 // MARK: Colour and geometry
 
+/// vips_smartcrop to width × height keeping the `interesting` part (centre, attention, ...).
+int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting);
+
+/// vips_premultiply (alpha): resampling premultiplied pixels keeps transparent colours out.
+int cvips_premultiply(VipsImage *in, VipsImage **out);
+
+/// vips_unpremultiply, the inverse.
+int cvips_unpremultiply(VipsImage *in, VipsImage **out);
+
 /// vips_icc_transform to `output_profile`, importing with the embedded profile if it has one,
 /// else with `input_profile` (may be NULL). Always writes 8 bits.
 int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
