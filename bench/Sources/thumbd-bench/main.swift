@@ -40,6 +40,14 @@ let sources: [ImageBytes] = files.compactMap { name in
 }
 guard !sources.isEmpty else { fail("no .jpg/.png files in \(corpus)") }
 
+// The same process set-up as thumbd (glibc malloc settings from the same defaults, or from the
+// same THUMBD_MALLOC_* variables), so the comparison is of the pipeline, not the allocator.
+if case .success(.run(let configuration)) = ServiceConfiguration.load(
+    arguments: [], environment: ProcessInfo.processInfo.environment)
+{
+    MallocTuning.apply(configuration)
+}
+
 let renderer = ThumbnailRenderer(transformer: VipsImageTransformer(), maxSourcePixels: 75_000_000)
 let next = NSLock()
 nonisolated(unsafe) var counter = 0
