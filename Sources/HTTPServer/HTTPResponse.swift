@@ -6,10 +6,21 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: HTTPBody
+    /// When set, this ready-made response is sent instead (status, headers and body are its).
+    public var prepared: HTTPPreparedResponse?
 
     public init(status: Int = 200, headers: [(String, String)] = [], body: HTTPBody = .empty) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.prepared = nil
+    }
+
+    /// Sends `prepared` (built once, shared by every request that gets it).
+    public init(prepared: HTTPPreparedResponse) {
+        self.status = prepared.status
+        self.headers = prepared.headers
+        self.body = prepared.body
+        self.prepared = prepared
     }
 }

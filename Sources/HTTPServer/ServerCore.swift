@@ -100,6 +100,13 @@ final class ServerCore: @unchecked Sendable {
     // MARK: Responses
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        // A shared prepared response cannot take a per-request header; while draining (which adds
+        // `Connection: close`) it is sent as a one-off copy instead.
+        if let prepared = response.prepared, let pointer = prepared.pointer, !draining.load(ordering: .relaxed) {
+            return withExtendedLifetime(prepared) {
+                MHD_queue_response(connection, UInt32(clamping: prepared.status), pointer)
+            }
+        }
         guard let mhdResponse = makeMHDResponse(response.body) else { return .NO }
         var hasConnectionHeader = false
         for (name, value) in response.headers {

@@ -26,6 +26,9 @@ public final class ImageCache: Sendable {
         let key: String
         let value: CachedImage
         let cost: Int
+        /// Something derived from `value` that lives and dies with the entry (the HTTP layer keeps
+        /// its ready-made response here), so it is never kept past eviction.
+        var attachment: AnyObject?
         var newer: Node?
         // Both links are strong: a node is always unlinked before it is dropped, which breaks the cycle.
         var older: Node?
@@ -65,6 +68,31 @@ public final class ImageCache: Sendable {
             Self.unlink(node, &state)
             Self.pushNewest(node, &state)
             return node.value
+        }
+    }
+
+    /// Like `value(forKey:)`, with the entry's attachment (see `attach`).
+    public func lookup(_ key: String) -> (value: CachedImage, attachment: AnyObject?)? {
+        state.withLock { state in
+            guard let node = state.nodes[key] else {
+                state.stats.misses += 1
+                return nil
+            }
+            state.stats.hits += 1
+            if state.newest !== node {
+                Self.unlink(node, &state)
+                Self.pushNewest(node, &state)
+            }
+            return (node.value, node.attachment)
+        }
+    }
+
+    /// Attaches `object` to the entry under `key` if it still holds the same bytes. The
+    /// attachment is dropped with the entry; its memory is not counted (keep it small).
+    public func attach(_ object: AnyObject, toKey key: String, ifBytes bytes: ImageBytes) {
+        state.withLock { state in
+            guard let node = state.nodes[key], node.value.bytes === bytes else { return }
+            node.attachment = object
         }
     }
 

@@ -9,6 +9,7 @@ final class Routes: Sendable {
     let pipeline: ThumbnailPipeline
     let log: RequestLog
     private let ids = RequestIDs()
+    private let memo = TargetMemo()
     private let cacheControl: String
     private let retryAfter: Int
 
@@ -30,6 +31,7 @@ final class Routes: Sendable {
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let start = DispatchTime.now().uptimeNanoseconds
+        if fastHit(request, responder, start: start) { return }
         let route = ["/thumb", "/prefetch", "/healthz"].contains(request.path) ? request.path : "other"
         let exchange = Exchange(
             request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
@@ -62,6 +64,33 @@ final class Routes: Sendable {
         }
     }
 
+    /// The hot path: a `/thumb` target seen before whose thumbnail is cached, answered with the
+    /// entry's ready-made response. Anything else (first sight, miss, odd request) returns false
+    /// and takes the full path.
+    private func fastHit(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Bool {
+        guard request.path == "/thumb", request.method == "GET" || request.method == "HEAD", !request.hasBody,
+            let key = memo.key(for: request.target), let (image, attachment) = pipeline.cache.lookup(key)
+        else { return false }
+        guard request.version != "HTTP/1.1" || request.header("host") != nil else { return false }
+        let hit = attachment as? HitResponses ?? prepare(image, key: key)
+        let notModified = request.header("if-none-match").map { ETag.matches(ifNoneMatch: $0, etag: hit.etag) } ?? false
+        let prepared = notModified ? hit.notModified : hit.ok
+        responder.respond(HTTPResponse(prepared: prepared))
+        log.record(
+            .init(
+                requestID: ids.next(incoming: request.header("x-request-id")), method: request.method, route: "/thumb",
+                status: prepared.status, bytes: notModified || request.method == "HEAD" ? 0 : image.bytes.count,
+                startNanos: start, cache: "hit", error: nil))
+        return true
+    }
+
+    /// Builds a cached thumbnail's hit responses and attaches them to its cache entry.
+    private func prepare(_ image: CachedImage, key: String) -> HitResponses {
+        let hit = HitResponses(image, cacheControl: cacheControl)
+        pipeline.cache.attach(hit, toKey: key, ifBytes: image.bytes)
+        return hit
+    }
+
     private func thumb(_ exchange: Exchange) {
         let request: ThumbnailRequest
         do {
@@ -69,6 +98,9 @@ final class Routes: Sendable {
                 query: exchange.request.query, accept: exchange.request.header("accept"), route: .thumb)
         } catch {
             return fail(exchange, error)
+        }
+        if !request.variesOnAccept, let key = request.variantKey {
+            memo.remember(exchange.request.target, key: key)
         }
         if let hit = pipeline.cachedVariant(request) {
             return answer(exchange, request, hit, outcome: .hit)
