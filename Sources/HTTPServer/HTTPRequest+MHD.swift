@@ -16,22 +16,11 @@ extension HTTPRequest {
                     return .YES
                 }, headers)
         }
-        var query: [(name: String, value: String?)] = []
-        withUnsafeMutablePointer(to: &query) { query in
-            _ = MHD_get_connection_values_n(
-                connection, .GET_ARGUMENT_KIND,
-                { cls, _, key, keySize, value, valueSize in
-                    let query = cls!.assumingMemoryBound(to: [(name: String, value: String?)].self)
-                    query.pointee.append((string(key, keySize), value.map { _ in string(value, valueSize) }))
-                    return .YES
-                }, query)
-        }
         let path = url.map { String(cString: $0) } ?? "/"
         self.init(
             method: method.map { String(cString: $0) } ?? "",
             target: target ?? path,
             path: path,
-            query: query,
             headers: headers,
             version: version.map { String(cString: $0) } ?? "",
             hasBody: hasBody)

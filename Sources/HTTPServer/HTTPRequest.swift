@@ -7,8 +7,10 @@ public struct HTTPRequest: Sendable {
     /// The path, percent-decoded by libmicrohttpd, without the query.
     public let path: String
     /// Query arguments in order, duplicates kept, percent-decoded (`+` becomes a space); the value
-    /// is nil for an argument without `=`.
-    public let query: [(name: String, value: String?)]
+    /// is nil for an argument without `=`. Parsed from `target` when asked for, not per request:
+    /// the hot path (a memoized target) never needs it.
+    public var query: [(name: String, value: String?)] { explicitQuery ?? QueryString.parse(target) }
+    private let explicitQuery: [(name: String, value: String?)]?
     /// Header fields in order, duplicates kept.
     public let headers: [(name: String, value: String)]
     /// "HTTP/1.1" or "HTTP/1.0".
@@ -21,7 +23,7 @@ public struct HTTPRequest: Sendable {
         method: String = "GET",
         target: String,
         path: String? = nil,
-        query: [(name: String, value: String?)] = [],
+        query: [(name: String, value: String?)]? = nil,
         headers: [(name: String, value: String)] = [],
         version: String = "HTTP/1.1",
         hasBody: Bool = false
@@ -29,7 +31,7 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.target = target
         self.path = path ?? String(target.prefix { $0 != "?" })
-        self.query = query
+        self.explicitQuery = query
         self.headers = headers
         self.version = version
         self.hasBody = hasBody

@@ -24,7 +24,7 @@ final class Routes: Sendable {
     struct Exchange: Sendable {
         let request: HTTPRequest
         let responder: HTTPResponder
-        let id: String
+        let id: RequestID
         let start: UInt64
         let route: String
     }
@@ -155,17 +155,20 @@ final class Routes: Sendable {
     }
 
     private func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
-        let response = ProblemResponse.make(error, requestID: exchange.id, retryAfter: retryAfter)
+        let response = ProblemResponse.make(error, requestID: exchange.id.description, retryAfter: retryAfter)
         reply(exchange, response, cache: cache, error: error.description)
     }
 
     private func problem(_ exchange: Exchange, _ status: Int, _ title: String, _ detail: String) {
-        reply(exchange, ProblemResponse.http(status, title: title, detail: detail, requestID: exchange.id), cache: "-")
+        reply(
+            exchange, ProblemResponse.http(status, title: title, detail: detail, requestID: exchange.id.description),
+            cache: "-")
     }
 
     private func notAllowed(_ exchange: Exchange, _ allow: String) {
         let response = ProblemResponse.http(
-            405, title: "Method not allowed", detail: "This route answers \(allow).", requestID: exchange.id,
+            405, title: "Method not allowed", detail: "This route answers \(allow).",
+            requestID: exchange.id.description,
             allow: allow)
         reply(exchange, response, cache: "-")
     }
@@ -174,7 +177,7 @@ final class Routes: Sendable {
         _ exchange: Exchange, _ response: HTTPResponse, cache: String, bytes: Int? = nil, error: String? = nil
     ) {
         var response = response
-        response.headers.append(("X-Request-Id", exchange.id))
+        response.headers.append(("X-Request-Id", exchange.id.description))
         let size: Int
         switch response.body {
         case .empty: size = 0

@@ -24,7 +24,7 @@ public final class RequestLog: Sendable {
     }
 
     public struct Entry: Sendable {
-        public var requestID: String
+        public var requestID: RequestID
         public var method: String
         public var route: String
         public var status: Int
@@ -34,17 +34,40 @@ public final class RequestLog: Sendable {
         public var error: String?
     }
 
+    /// Appends the line straight into the shared buffer (no intermediate strings: this runs for
+    /// every hit, tens of thousands of times a second).
     public func record(_ entry: Entry) {
         guard enabled else { return }
         let elapsedMicros = (DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1000
-        let ms = "\(elapsedMicros / 1000).\(elapsedMicros / 100 % 10)"
-        var line = "ts=\(Self.timestamp()) id=\(entry.requestID) method=\(Self.clean(entry.method))"
-        line += " route=\(entry.route) status=\(entry.status) bytes=\(entry.bytes) ms=\(ms) cache=\(entry.cache)"
-        if let error = entry.error { line += " error=\(JSON.string(error))" }
-        line += "\n"
-        let full = buffer.withLock { buffer -> Bool in
-            buffer.append(contentsOf: line.utf8)
-            return buffer.count > Self.flushThreshold
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let full = buffer.withLock { line -> Bool in
+            line.append(contentsOf: "ts=".utf8)
+            line.appendDecimal(UInt64(now.tv_sec))
+            line.append(UInt8(ascii: "."))
+            line.appendDecimal(UInt64(now.tv_nsec / 1_000_000), width: 3)
+            line.append(contentsOf: " id=".utf8)
+            entry.requestID.append(to: &line)
+            line.append(contentsOf: " method=".utf8)
+            line.append(contentsOf: Self.clean(entry.method).utf8)
+            line.append(contentsOf: " route=".utf8)
+            line.append(contentsOf: entry.route.utf8)
+            line.append(contentsOf: " status=".utf8)
+            line.appendDecimal(UInt64(max(0, entry.status)))
+            line.append(contentsOf: " bytes=".utf8)
+            line.appendDecimal(UInt64(max(0, entry.bytes)))
+            line.append(contentsOf: " ms=".utf8)
+            line.appendDecimal(elapsedMicros / 1000)
+            line.append(UInt8(ascii: "."))
+            line.appendDecimal(elapsedMicros / 100 % 10)
+            line.append(contentsOf: " cache=".utf8)
+            line.append(contentsOf: entry.cache.utf8)
+            if let error = entry.error {
+                line.append(contentsOf: " error=".utf8)
+                line.append(contentsOf: JSON.string(error).utf8)
+            }
+            line.append(UInt8(ascii: "\n"))
+            return line.count > Self.flushThreshold
         }
         if full { flush() }
     }
@@ -85,5 +108,34 @@ public final class RequestLog: Sendable {
     static func clean(_ text: String) -> String {
         if text == "GET" || text == "HEAD" || text == "POST" { return text }
         return String(text.prefix(16).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "?" })
+    }
+}
+
+extension [UInt8] {
+    /// Appends `value` in decimal, zero-padded to `width` digits.
+    mutating func appendDecimal(_ value: UInt64, width: Int = 1) {
+        // Digits from the most significant down: no scratch buffer.
+        var divisor: UInt64 = 1
+        var digits = 1
+        while value / divisor >= 10 {
+            divisor *= 10
+            digits += 1
+        }
+        for _ in digits..<Swift.max(width, digits) { append(UInt8(ascii: "0")) }
+        while divisor > 0 {
+            append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+    }
+
+    /// Appends `value` in lower-case hexadecimal.
+    mutating func appendHex(_ value: UInt64) {
+        var shift = 60
+        while shift > 0 && (value >> UInt64(shift)) & 0xF == 0 { shift -= 4 }
+        while shift >= 0 {
+            let nibble = UInt8((value >> UInt64(shift)) & 0xF)
+            append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+            shift -= 4
+        }
     }
 }
