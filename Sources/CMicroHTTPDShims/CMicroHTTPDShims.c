@@ -1,6 +1,7 @@
 #include "CMicroHTTPDShims.h"
 
 struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port, const struct sockaddr *addr,
+                                     unsigned int reuse_port, size_t memory_limit,
                                      unsigned int thread_pool_size, unsigned int connection_limit,
                                      unsigned int per_ip_connection_limit, unsigned int timeout_seconds,
                                      int strict_for_client, MHD_AccessHandlerCallback access_handler,
@@ -9,7 +10,8 @@ struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port, const st
                                      void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection),
                                      void *cls) {
     return MHD_start_daemon(flags, port, NULL, NULL, access_handler, cls, MHD_OPTION_SOCK_ADDR, addr,
-                            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size, MHD_OPTION_CONNECTION_LIMIT,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, reuse_port, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            memory_limit, MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size, MHD_OPTION_CONNECTION_LIMIT,
                             connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, MHD_OPTION_STRICT_FOR_CLIENT,
                             strict_for_client, MHD_OPTION_NOTIFY_COMPLETED, completed, cls,

@@ -13,6 +13,7 @@
 /// and the request-completed / connection-notify / URI-log callbacks (all sharing `cls`).
 /// `port` is ignored by MHD when a socket address is given, but must still be passed.
 struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port, const struct sockaddr *addr,
+                                     unsigned int reuse_port, size_t memory_limit,
                                      unsigned int thread_pool_size, unsigned int connection_limit,
                                      unsigned int per_ip_connection_limit, unsigned int timeout_seconds,
                                      int strict_for_client, MHD_AccessHandlerCallback access_handler,

@@ -3,20 +3,27 @@ import Synchronization
 
 /// One line per request on standard error, logfmt:
 /// `ts=… id=… method=GET route=/thumb status=200 bytes=1234 ms=3.1 cache=hit`.
-/// Lines are buffered and written by one background flush (or when the buffer fills), so the hit
-/// path never makes a syscall for logging.
+/// Lines are appended to a buffer and written by one background thread — every 200 ms, or
+/// sooner when the buffer passes 64 KiB — so no request ever waits for a write. If standard
+/// error stalls and 8 MiB pile up, further lines are dropped and counted (never unbounded).
 public final class RequestLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
     private let enabled: Bool
-    private static let flushThreshold = 32 << 10
+    private let wake = DispatchSemaphore(value: 0)
+    private let signalled = Atomic<Bool>(false)
+    private let dropped = Atomic<Int>(0)
+    private static let flushThreshold = 64 << 10
+    private static let maxBuffered = 8 << 20
 
     public init(enabled: Bool) {
         self.enabled = enabled
         guard enabled else { return }
         let thread = Thread { [weak self] in
-            while let self {
-                self.flush()
-                Thread.sleep(forTimeInterval: 0.2)
+            var spare: [UInt8] = []
+            while let log = self {
+                spare = log.write(log.take(reusing: spare))
+                let wake = log.wake
+                _ = wake.wait(timeout: .now() + 0.2)
             }
         }
         thread.name = "thumbd-log"
@@ -41,7 +48,8 @@ public final class RequestLog: Sendable {
         let elapsedMicros = (DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1000
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let full = buffer.withLock { line -> Bool in
+        let size = buffer.withLock { line -> Int in
+            guard line.count < Self.maxBuffered else { return -1 }
             line.append(contentsOf: "ts=".utf8)
             line.appendDecimal(UInt64(now.tv_sec))
             line.append(UInt8(ascii: "."))
@@ -67,9 +75,13 @@ public final class RequestLog: Sendable {
                 line.append(contentsOf: JSON.string(error).utf8)
             }
             line.append(UInt8(ascii: "\n"))
-            return line.count > Self.flushThreshold
+            return line.count
         }
-        if full { flush() }
+        if size < 0 {
+            dropped.add(1, ordering: .relaxed)
+        } else if size > Self.flushThreshold, !signalled.exchange(true, ordering: .relaxed) {
+            wake.signal()
+        }
     }
 
     /// A message that is not about one request (start, stop).
@@ -80,20 +92,33 @@ public final class RequestLog: Sendable {
         flush()
     }
 
+    /// Writes out everything buffered (on the caller's thread).
     public func flush() {
-        let pending = buffer.withLock { buffer -> [UInt8] in
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
-        }
-        guard !pending.isEmpty else { return }
-        pending.withUnsafeBytes { raw in
+        _ = write(take(reusing: []))
+    }
+
+    /// Swaps the buffer for an empty one (`spare`'s storage, reused): no copy under the lock.
+    private func take(reusing spare: [UInt8]) -> [UInt8] {
+        var pending = spare
+        pending.removeAll(keepingCapacity: true)
+        signalled.store(false, ordering: .relaxed)
+        buffer.withLock { swap(&$0, &pending) }
+        let lost = dropped.exchange(0, ordering: .relaxed)
+        if lost > 0 { pending.append(contentsOf: "ts=\(Self.timestamp()) event=\"dropped \(lost) log lines\"\n".utf8) }
+        return pending
+    }
+
+    /// Writes `bytes` to standard error and hands the array back for reuse.
+    private func write(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let written = write(2, raw.baseAddress! + offset, raw.count - offset)
+                let written = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
                 if written <= 0 { break }
                 offset += written
             }
         }
+        return bytes
     }
 
     /// Unix time with milliseconds ("1795984601.533"), without Foundation's Date on the hot path.
