@@ -1,0 +1,493 @@
+#!/usr/bin/env python3
+"""Turns the raw outputs of bench/run.sh into a Markdown report (stdout). Standard library only.
+
+usage: report.py RAW_DIR MANIFEST_TSV
+
+RAW_DIR holds env.txt (key=value), runs.list (run ids in order) and for each run ID.meta
+(key=value), ID.out (wrk / ab / thumbd-bench stdout) and ID.err. A figure that cannot be read
+is shown as n/a and its target as n/a: nothing is ever invented.
+"""
+
+import json
+import os
+import re
+import statistics
+import sys
+
+NA = "n/a"
+
+
+def read_kv(path):
+    d = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    d[k] = v
+    except OSError:
+        pass
+    return d
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def num(x):
+    try:
+        v = float(x)
+        return v if v == v else None  # NaN -> None
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_wrk(text):
+    """WRK_JSON line from bench/lua/common.lua; falls back to wrk's own summary."""
+    for line in text.splitlines():
+        if line.startswith("WRK_JSON "):
+            try:
+                d = json.loads(line[len("WRK_JSON "):])
+            except ValueError:
+                break
+            errors = sum(d.get(k, 0) for k in ("err_connect", "err_read", "err_write", "err_timeout"))
+            return {
+                "requests": d["requests"],
+                "rps": d["rps"],
+                "p50_ms": d["p50_us"] / 1000.0,
+                "p99_ms": d["p99_us"] / 1000.0,
+                "errors": errors,
+                "non2xx": d.get("err_status", 0),
+                "seconds": d["duration_us"] / 1e6,
+            }
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    if not m:
+        return None
+    r = {"rps": float(m.group(1)), "requests": None, "p50_ms": None, "p99_ms": None,
+         "errors": None, "non2xx": None, "seconds": None}
+    m = re.search(r"(\d+) requests in", text)
+    if m:
+        r["requests"] = int(m.group(1))
+    return r
+
+
+def parse_ab(text):
+    m = re.search(r"Requests per second:\s+([\d.]+)", text)
+    if not m:
+        return None
+    r = {"rps": float(m.group(1)), "p50_ms": None, "p99_ms": None, "errors": 0, "non2xx": 0}
+    for key, pat in (("requests", r"Complete requests:\s+(\d+)"), ("errors", r"Failed requests:\s+(\d+)"),
+                     ("non2xx", r"Non-2xx responses:\s+(\d+)"), ("seconds", r"Time taken for tests:\s+([\d.]+)")):
+        mm = re.search(pat, text)
+        if mm:
+            r[key] = float(mm.group(1)) if key == "seconds" else int(mm.group(1))
+    for pct, key in (("50", "p50_ms"), ("99", "p99_ms")):
+        mm = re.search(r"^\s*%s%%\s+(\d+)" % pct, text, re.M)
+        if mm:
+            r[key] = float(mm.group(1))
+    return r
+
+
+def parse_inprocess(text):
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(d, dict) or num(d.get("rps")) is None or num(d.get("requests")) is None:
+            continue
+        return {
+            "requests": int(d["requests"]),
+            "rps": float(d["rps"]),
+            "seconds": num(d.get("seconds")),
+            "cpu_ms_per_request": num(d.get("cpu_ms_per_request")),
+            "peak_rss_bytes": num(d.get("peak_rss_bytes")),
+            "threads": d.get("threads"),
+            "p50_ms": None, "p99_ms": None, "errors": None, "non2xx": None,
+        }
+    return None
+
+
+def load_runs(raw):
+    runs = []
+    try:
+        ids = [l.strip() for l in open(os.path.join(raw, "runs.list")) if l.strip()]
+    except OSError:
+        ids = []
+    for rid in ids:
+        meta = read_kv(os.path.join(raw, rid + ".meta"))
+        out = read_text(os.path.join(raw, rid + ".out"))
+        target, mode = meta.get("target", ""), meta.get("mode", "")
+        if target == "inprocess":
+            res = parse_inprocess(out)
+        elif mode == "ab":
+            res = parse_ab(out)
+        else:
+            res = parse_wrk(out)
+        run = {"id": rid, "meta": meta, "res": res, "round": meta.get("round"), "mode": mode, "target": target}
+        # CPU time per request: of the target process (thumbd, or nginx's master + workers)
+        cpu_ms = None
+        if res and res.get("requests"):
+            if target == "inprocess":
+                cpu_ms = res.get("cpu_ms_per_request")
+            else:
+                ticks, hz = num(meta.get("cpu_ticks")), num(meta.get("clk_tck"))
+                if ticks is not None and hz:
+                    cpu_ms = ticks / hz * 1000.0 / res["requests"]
+        run["cpu_ms"] = cpu_ms
+        origin_ms = None
+        if target == "thumbd" and mode in ("cold", "newsize", "memory") and res and res.get("requests"):
+            ticks, hz = num(meta.get("nginx_cpu_ticks")), num(meta.get("clk_tck"))
+            if ticks is not None and hz:
+                origin_ms = ticks / hz * 1000.0 / res["requests"]
+        run["origin_cpu_ms"] = origin_ms
+        # CPU used on the machine during the run by anything but thumbd, nginx and the command
+        # itself (wrk / ab / thumbd-bench): other work disturbing the measurement
+        busy, hz = num(meta.get("machine_busy_ticks")), num(meta.get("clk_tck"))
+        tt, nt, cs = num(meta.get("thumbd_cpu_ticks")), num(meta.get("nginx_cpu_ticks")), num(meta.get("command_cpu_seconds"))
+        run["other_cpu_s"] = (busy - tt - nt) / hz - cs if None not in (busy, tt, nt, cs) and hz else None
+        run["wall_s"] = num(meta.get("wall_seconds"))
+        if target == "inprocess":
+            run["rss_mib"] = res["peak_rss_bytes"] / 1048576.0 if res and res.get("peak_rss_bytes") else None
+        else:
+            kb = num(meta.get("thumbd_peak_rss_kb"))
+            run["rss_mib"] = kb / 1024.0 if kb else None
+        runs.append(run)
+    return runs
+
+
+def fmt(v, digits=1, suffix=""):
+    if v is None:
+        return NA
+    if isinstance(v, int):
+        return f"{v}{suffix}"
+    return f"{v:.{digits}f}{suffix}"
+
+
+def med(values):
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def parse_bytes(s):
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", s or "", re.I)
+    if not m:
+        return None
+    return float(m.group(1)) * 1024 ** " KMGT".index((m.group(2) or " ").upper())
+
+
+def main():
+    raw, manifest = sys.argv[1], sys.argv[2]
+    env = read_kv(os.path.join(raw, "env.txt"))
+    runs = load_runs(raw)
+
+    def pick(mode, target, rnd=None, field="rps"):
+        out = []
+        for r in runs:
+            if r["mode"] == mode and r["target"] == target and (rnd is None or r["round"] == str(rnd)):
+                if field in ("cpu_ms", "rss_mib", "origin_cpu_ms"):
+                    out.append(r[field])
+                else:
+                    out.append(r["res"].get(field) if r["res"] else None)
+        return out
+
+    def one(mode, target, rnd, field="rps"):
+        v = pick(mode, target, rnd, field)
+        return v[0] if v else None
+
+    def m(mode, target, field="rps"):
+        return med(pick(mode, target, None, field))
+
+    P = print
+    quick = env.get("quick") == "1"
+    P(f"# thumbd benchmark — {env.get('date_utc', NA)}{' (QUICK smoke run: figures are not meaningful)' if quick else ''}")
+    P()
+    P("Written by `bench/run.sh` (see `bench/README.md`). Two rounds, each running every mode in turn,")
+    P("thumbd and its reference alternating; medians are over the two rounds (the median of two is")
+    P("their mean). All traffic is on 127.0.0.1; the load generator runs on the same cores.")
+    P()
+    P("## Machine and versions")
+    P()
+    P("| | |")
+    P("|---|---|")
+    for k, label in (("nproc", "cores (nproc)"), ("cpu_model", "CPU"), ("mem_total", "memory"), ("os", "OS"),
+                     ("kernel", "kernel"), ("swift", "Swift"), ("libvips", "libvips"), ("nginx", "nginx"),
+                     ("wrk", "wrk"), ("ab", "ab"), ("commit", "thumbd commit"),
+                     ("thumbd_bench_env", "THUMBD_BENCH_ENV")):
+        P(f"| {label} | {env.get(k, NA) or NA} |")
+    P()
+    P("## Setup")
+    P()
+    P(f"- thumbd: `{env.get('thumbd_cmd', NA)}` — release build; `--workers` default = {env.get('workers', NA)} "
+      f"(cores), `--server-threads` default = cores.")
+    P(f"- Logging: **on for both** — thumbd's request log (`--log-requests` default true, buffered, stderr "
+      f"to a file) and nginx's `access_log` (buffer=64k flush=1s, one line per request).")
+    P(f"- nginx {env.get('nginx', '')}: `worker_processes {env.get('nginx_workers', NA)}` "
+      f"({env.get('nginx_worker_count', NA)} workers) — the same number of cores thumbd's polling threads "
+      f"get (`--server-threads` = cores), so neither side is held to one core; sendfile, "
+      f"open_file_cache and unlimited keep-alive requests: the strongest plain static reference. It also "
+      f"serves the corpus as the origin thumbd fetches from (`/src/`, query strings ignored).")
+    P(f"- Corpus: {env.get('corpus_images', NA)} images (manifest below); hit mode: "
+      f"{env.get('hit_images', NA)} thumbnails at w={env.get('hit_width', NA)}, the nginx reference serves "
+      f"the very same bytes saved from thumbd. Warm-up failures: {env.get('warm_failures', NA)}.")
+    P(f"- Durations: hit {env.get('hit_seconds', NA)} s per wrk run, cold/new-size/in-process "
+      f"{env.get('miss_seconds', NA)} s, memory {env.get('memory_runs', NA)} × {env.get('memory_seconds', NA)} s; "
+      f"ab {env.get('ab_requests', NA)} requests at -c {env.get('ab_concurrency', NA)}. Cold/new-size/memory "
+      f"concurrency {env.get('cold_connections', NA)} (= 2 × cores: every worker busy plus one queued each).")
+    P(f"- Whole measurement (both rounds + memory mode): {env.get('bench_seconds', NA)} s. Load average "
+      f"(1/5/15 min) at the start {env.get('loadavg_start', NA)}, at the end {env.get('loadavg_end', NA)}: "
+      f"anything else running on the machine shares the cores with thumbd, nginx and wrk.")
+    oth = [r["other_cpu_s"] for r in runs if r.get("other_cpu_s") is not None]
+    walls = sum(r["wall_s"] for r in runs if r.get("other_cpu_s") is not None and r.get("wall_s"))
+    if oth:
+        share = sum(oth) / (walls * (num(env.get("nproc")) or 1)) if walls else 0
+        P(f"- Other CPU (the machine's busy time from /proc/stat minus thumbd, nginx and the load generator or "
+          f"thumbd-bench) over all runs: {sum(oth):.0f} s of {walls:.0f} s wall × {env.get('nproc', '?')} cores "
+          f"({share * 100:.0f} %). "
+          + ("**Other work was running: the figures are disturbed (column 'other CPU s', ⚠ > 5 % of the "
+             "machine).**" if share > 0.05 else "The machine was otherwise quiet."))
+    if env.get("skip_build") == "1":
+        P(f"- **SKIP_BUILD=1**: thumbd was not rebuilt; the binary was built at "
+          f"{env.get('thumbd_binary_mtime', NA)}, so the commit above may not be what ran.")
+    P()
+
+    # ---------------------------------------------------------------- targets
+    cache = parse_bytes(env.get("cache_bytes", ""))
+    targets = []
+
+    def target(name, value, goal, ok):
+        targets.append((name, value, goal, NA if ok is None else ("PASS" if ok else "FAIL")))
+
+    for c in ("8", "64"):
+        mode = f"hit-c{c}"
+        r = ratio(m(mode, "thumbd"), m(mode, "nginx"))
+        target(f"hit -c{c}: req/s thumbd ÷ nginx", fmt(r, 2), "≥ 0.90", None if r is None else r >= 0.9)
+        p = ratio(m(mode, "thumbd", "p99_ms"), m(mode, "nginx", "p99_ms"))
+        target(f"hit -c{c}: p99 thumbd ÷ nginx", fmt(p, 2), "≤ 1.20", None if p is None else p <= 1.2)
+    r = ratio(m("ab", "thumbd"), m("ab", "nginx"))
+    target("ab (no keep-alive): req/s thumbd ÷ nginx", fmt(r, 2), "≥ 0.90", None if r is None else r >= 0.9)
+    r = ratio(m("cold", "thumbd"), m("cold", "inprocess"))
+    target("cold miss: req/s thumbd ÷ in-process", fmt(r, 2), "≥ 0.90", None if r is None else r >= 0.9)
+    r = ratio(m("newsize", "thumbd"), m("cold", "thumbd"))
+    target("new size of a seen photo ÷ cold miss (req/s)", fmt(r, 2), "≥ 5.0", None if r is None else r >= 5.0)
+    mem = pick("memory", "thumbd", None, "rss_mib")
+    inproc_peak = max([v for v in pick("cold", "inprocess", None, "rss_mib") if v is not None], default=None)
+    limit = cache / 1048576.0 + inproc_peak + 50 if cache and inproc_peak is not None else None
+    mem_peak = max([v for v in mem if v is not None], default=None)
+    target("memory runs: highest peak RSS (MiB)",
+           fmt(mem_peak, 0), f"≤ cache {fmt(cache / 1048576.0 if cache else None, 0)} + in-process peak "
+           f"{fmt(inproc_peak, 0)} + 50 = {fmt(limit, 0)}",
+           None if limit is None or mem_peak is None else mem_peak <= limit)
+    growth_ok = None
+    if len(mem) >= 2 and all(v is not None for v in mem):
+        growth_ok = mem[-1] <= mem[0] * 1.05
+    target("memory runs: no growth (last run's peak ≤ first run's + 5 %)",
+           " → ".join(fmt(v, 0) for v in mem) or NA, "no growth", growth_ok)
+
+    P("## Targets")
+    P()
+    P("| target | measured (median of 2 rounds) | goal | result |")
+    P("|---|---|---|---|")
+    for t in targets:
+        P(f"| {t[0]} | {t[1]} | {t[2]} | **{t[3]}** |")
+    P()
+
+    # ---------------------------------------------------------------- per mode
+    def run_rows(mode, targets_):
+        rows = []
+        for tg in targets_:
+            for rnd in ("1", "2", None):
+                if rnd:
+                    rr = [r for r in runs if r["mode"] == mode and r["target"] == tg and r["round"] == rnd]
+                    if not rr:
+                        continue
+                    r = rr[0]
+                    res = r["res"] or {}
+                    rows.append([tg, rnd, fmt(res.get("rps")), fmt(res.get("p50_ms"), 2), fmt(res.get("p99_ms"), 2),
+                                 fmt(r["cpu_ms"], 3), fmt(r["rss_mib"], 0) if tg != "nginx" else "",
+                                 fmt(res.get("requests"), 0), errs(res, r), other(r)])
+                else:
+                    rows.append([f"**{tg}**", "median", fmt(m(mode, tg)), fmt(m(mode, tg, "p50_ms"), 2),
+                                 fmt(m(mode, tg, "p99_ms"), 2), fmt(m(mode, tg, "cpu_ms"), 3),
+                                 fmt(max([v for v in pick(mode, tg, None, "rss_mib") if v is not None], default=None), 0)
+                                 if tg != "nginx" else "", "", "", ""])
+        return rows
+
+    def other(r):
+        v = r.get("other_cpu_s")
+        if v is None:
+            return NA
+        flag = " ⚠" if r.get("wall_s") and v > 0.05 * r["wall_s"] * (num(env.get("nproc")) or 1) else ""
+        return f"{v:.1f}{flag}"
+
+    def errs(res, r):
+        parts = []
+        if res.get("errors"):
+            parts.append(f"{res['errors']} socket errors")
+        if res.get("non2xx"):
+            parts.append(f"{res['non2xx']} non-2xx")
+        if r["meta"].get("rc") not in (None, "0"):
+            parts.append(f"exit {r['meta'].get('rc')}")
+        if not r["res"]:
+            parts.append("no output")
+        return ", ".join(parts) or "none"
+
+    def table(rows, extra_header=""):
+        P("| target | round | req/s | p50 ms | p99 ms | CPU ms/req | peak RSS MiB (thumbd) | requests | errors | other CPU s |")
+        P("|---|---|---|---|---|---|---|---|---|---|")
+        for row in rows:
+            P("| " + " | ".join(row) + " |")
+        P()
+
+    def cmds(mode):
+        seen = []
+        for r in runs:
+            if r["mode"] == mode and r["round"] == "1":
+                seen.append(f"- {r['target']}: `{r['meta'].get('command', NA)}`")
+        return seen
+
+    for c in ("8", "64"):
+        mode = f"hit-c{c}"
+        P(f"## Hit, wrk -t2 -c{c} (keep-alive), every corpus thumbnail in turn")
+        P()
+        table(run_rows(mode, ("thumbd", "nginx")))
+        for rnd in ("1", "2"):
+            P(f"- round {rnd}: req/s ratio {fmt(ratio(one(mode, 'thumbd', rnd), one(mode, 'nginx', rnd)), 2)}, "
+              f"p99 ratio {fmt(ratio(one(mode, 'thumbd', rnd, 'p99_ms'), one(mode, 'nginx', rnd, 'p99_ms')), 2)}")
+        P(f"- median: req/s ratio {fmt(ratio(m(mode, 'thumbd'), m(mode, 'nginx')), 2)}, "
+          f"p99 ratio {fmt(ratio(m(mode, 'thumbd', 'p99_ms'), m(mode, 'nginx', 'p99_ms')), 2)}")
+        P()
+        P("\n".join(cmds(mode)))
+        P()
+
+    P(f"## ab, no keep-alive, one thumbnail (-c {env.get('ab_concurrency', NA)} -n {env.get('ab_requests', NA)})")
+    P()
+    table(run_rows("ab", ("thumbd", "nginx")))
+    for rnd in ("1", "2"):
+        P(f"- round {rnd}: req/s ratio {fmt(ratio(one('ab', 'thumbd', rnd), one('ab', 'nginx', rnd)), 2)}")
+    P(f"- median: req/s ratio {fmt(ratio(m('ab', 'thumbd'), m('ab', 'nginx')), 2)}; "
+      f"p99 ratio {fmt(ratio(m('ab', 'thumbd', 'p99_ms'), m('ab', 'nginx', 'p99_ms')), 2)} (ab's p99 is in whole ms)")
+    P()
+    P("\n".join(cmds("ab")))
+    P()
+
+    P("## Cold miss: every request a source URL never seen before (`photo.jpg?r=N`), widths 200–399")
+    P()
+    P("In-process = `thumbd-bench inprocess`: the same decode/resize/encode on the same number of threads, "
+      "sources already in memory, no HTTP, no cache. thumbd's CPU/request excludes the origin's (nginx) CPU, "
+      "shown separately.")
+    P()
+    table(run_rows("cold", ("thumbd", "inprocess")))
+    for rnd in ("1", "2"):
+        P(f"- round {rnd}: thumbd ÷ in-process {fmt(ratio(one('cold', 'thumbd', rnd), one('cold', 'inprocess', rnd)), 2)}; "
+          f"origin (nginx) CPU ms/req {fmt(one('cold', 'thumbd', rnd, 'origin_cpu_ms'), 3)}")
+    P(f"- median: thumbd ÷ in-process {fmt(ratio(m('cold', 'thumbd'), m('cold', 'inprocess')), 2)}")
+    P()
+    P("\n".join(cmds("cold")))
+    P()
+
+    n_img = num(env.get("corpus_images"))
+    P("## New size of a seen photo: originals cached, every request a new (image, width) pair")
+    P()
+    table(run_rows("newsize", ("thumbd",)))
+    for rnd in ("1", "2"):
+        P(f"- round {rnd}: ÷ cold miss {fmt(ratio(one('newsize', 'thumbd', rnd), one('cold', 'thumbd', rnd)), 2)}")
+    P(f"- median: ÷ cold miss {fmt(ratio(m('newsize', 'thumbd'), m('cold', 'thumbd')), 2)}")
+    if n_img:
+        pairs = int(n_img) * 200
+        over = [r for r in runs if r["mode"] == "newsize" and r["res"] and (r["res"].get("requests") or 0) > pairs]
+        if over:
+            P(f"- **warning**: a run made more than {pairs} requests ({n_img:.0f} images × 200 widths), so "
+              f"(image, width) pairs repeated and some requests were cache hits: the figure is too high.")
+        else:
+            P(f"- every run stayed within {pairs} distinct (image, width) pairs: no request was a repeat.")
+    P()
+    P("\n".join(cmds("newsize")))
+    P()
+
+    P("## Memory: cold-miss runs of the whole corpus, back to back, one thumbd process")
+    P()
+    P("| run | req/s | p99 ms | CPU ms/req | peak RSS MiB | requests | errors |")
+    P("|---|---|---|---|---|---|---|")
+    for r in runs:
+        if r["mode"] == "memory":
+            res = r["res"] or {}
+            P(f"| {r['round']} | {fmt(res.get('rps'))} | {fmt(res.get('p99_ms'), 2)} | {fmt(r['cpu_ms'], 3)} | "
+              f"{fmt(r['rss_mib'], 0)} | {fmt(res.get('requests'), 0)} | {errs(res, r)} |")
+    P()
+    hwm = num(env.get("thumbd_vmhwm_kb"))
+    end = num(env.get("thumbd_rss_end_kb"))
+    P(f"- thumbd VmHWM over the whole bench (one process throughout): {fmt(hwm / 1024 if hwm else None, 0)} MiB; "
+      f"VmRSS at the end: {fmt(end / 1024 if end else None, 0)} MiB; `--cache-bytes` {env.get('cache_bytes', NA)}; "
+      f"in-process peak RSS {fmt(inproc_peak, 0)} MiB.")
+    P()
+
+    P("## Peak RSS of thumbd per mode (sampled every 100 ms)")
+    P()
+    P("| mode | round 1 | round 2 |")
+    P("|---|---|---|")
+    for mode in ("hit-c8", "hit-c64", "ab", "cold", "newsize"):
+        P(f"| {mode} | " + " | ".join(fmt(one(mode, 'thumbd', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
+    P(f"| in-process limit (its own process) | " + " | ".join(
+        fmt(one('cold', 'inprocess', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
+    P()
+
+    P("## thumbd request log (status and cache outcome counts)")
+    P()
+    P("| run | counts |")
+    P("|---|---|")
+    for r in runs:
+        if r["target"] == "thumbd":
+            P(f"| {r['id']} | {r['meta'].get('thumbd_log_counts', '').strip() or NA} |")
+    P(f"| whole bench (incl. warm-ups) | {env.get('thumbd_log_counts', '').strip() or NA} |")
+    P()
+    other = read_text(os.path.join(raw, "thumbd-other-log-lines.txt")).strip()
+    P(f"Lines in thumbd's stderr that are not request-log lines: {env.get('thumbd_log_other', NA)}; "
+      f"nginx error.log lines: {env.get('nginx_error_lines', NA)}.")
+    if other:
+        P()
+        P("```")
+        P(other)
+        P("```")
+    P()
+    inp_err = [r for r in runs if r["target"] == "inprocess" and not r["res"]]
+    if inp_err:
+        P("The in-process reference gave no valid JSON line:")
+        P()
+        P("```")
+        P((read_text(os.path.join(raw, inp_err[0]["id"] + ".out")) + read_text(
+            os.path.join(raw, inp_err[0]["id"] + ".err"))).strip()[:800] or "(no output)")
+        P("```")
+        P()
+
+    P("## Corpus (bench/corpus/manifest.tsv)")
+    P()
+    rows = [l.rstrip("\n").split("\t") for l in open(manifest) if l.strip()]
+    if rows:
+        header, body = rows[0], rows[1:]
+        cols = [i for i, h in enumerate(header) if h != "sha256"]
+        P("| " + " | ".join(header[i] for i in cols) + " |")
+        P("|" + "---|" * len(cols))
+        for row in body:
+            P("| " + " | ".join(row[i] if i < len(row) else "" for i in cols) + " |")
+        mps = [float(r[header.index("MP")]) for r in body]
+        P()
+        P(f"{len(body)} images, {min(mps):.1f}–{max(mps):.1f} MP, "
+          f"{sum(int(r[header.index('bytes')]) for r in body) / 1048576:.1f} MiB in all; "
+          f"{sum(1 for r in body if r[header.index('format')] == 'jpeg')} JPEG, "
+          f"{sum(1 for r in body if r[header.index('format')] == 'png')} PNG. (sha256 column in the manifest file.)")
+
+
+if __name__ == "__main__":
+    main()

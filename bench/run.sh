@@ -1,0 +1,443 @@
+#!/usr/bin/env bash
+# thumbd benchmark: thumbd side by side with references (nginx serving the same bytes, the
+# in-process pipeline limit), two alternating rounds, a memory mode, and a Markdown report in
+# bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
+#
+#   bench/run.sh              full run (about 15 minutes on 2 cores)
+#   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
+#
+# Knobs (environment; see bench/README.md): HIT_SECONDS, MISS_SECONDS, MEMORY_SECONDS,
+# MEMORY_RUNS, AB_REQUESTS, HIT_WIDTH, COLD_CONNECTIONS, NGINX_WORKERS, THUMBD_PORT, NGINX_PORT,
+# THUMBD_BENCH_ENV, THUMBD_EXTRA_ARGS, SKIP_BUILD, SKIP_INSTALL.
+set -euo pipefail
+
+bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$bench/.." && pwd)"
+work="$bench/work"
+corpus="$bench/corpus"
+raw="$work/raw"
+cd "$repo"
+
+cores="$(nproc)"
+QUICK="${QUICK:-0}"
+if [ "$QUICK" = 1 ]; then
+  : "${HIT_SECONDS:=3}" "${MISS_SECONDS:=5}" "${MEMORY_SECONDS:=5}" "${AB_REQUESTS:=2000}"
+fi
+HIT_SECONDS="${HIT_SECONDS:-10}"          # each wrk run of the hit mode
+MISS_SECONDS="${MISS_SECONDS:-30}"        # each cold-miss / new-size / in-process run
+MEMORY_SECONDS="${MEMORY_SECONDS:-120}"   # each of the memory-mode runs
+MEMORY_RUNS="${MEMORY_RUNS:-3}"
+AB_REQUESTS="${AB_REQUESTS:-20000}"
+AB_CONCURRENCY="${AB_CONCURRENCY:-8}"
+HIT_WIDTH="${HIT_WIDTH:-300}"
+HIT_CONNECTIONS="${HIT_CONNECTIONS:-8 64}"
+WRK_THREADS="${WRK_THREADS:-2}"
+COLD_CONNECTIONS="${COLD_CONNECTIONS:-$((2 * cores))}"   # 2 x cores: both workers busy + one queued each
+WORKERS="${WORKERS:-$cores}"                             # thumbd --workers default = cores
+NGINX_WORKERS="${NGINX_WORKERS:-auto}"
+THUMBD_PORT="${THUMBD_PORT:-18080}"
+NGINX_PORT="${NGINX_PORT:-18081}"
+CACHE_BYTES="${CACHE_BYTES:-256M}"
+THUMBD_BENCH_ENV="${THUMBD_BENCH_ENV:-}"   # e.g. "MALLOC_ARENA_MAX=2" or "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+THUMBD_EXTRA_ARGS="${THUMBD_EXTRA_ARGS:-}"
+WIDTHS="200-399"
+
+log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- cleanup (always)
+pids=()   # every background process we started
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  [ -n "${sampler_pid:-}" ] && kill "$sampler_pid" 2>/dev/null || true
+  for p in "${pids[@]}"; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- install, corpus, build
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+if [ "${SKIP_INSTALL:-0}" != 1 ]; then
+  missing=()
+  command -v wrk >/dev/null || missing+=(wrk)
+  command -v ab >/dev/null || missing+=(apache2-utils)
+  command -v curl >/dev/null || missing+=(curl)
+  command -v python3 >/dev/null || missing+=(python3)
+  command -v vipsheader >/dev/null || missing+=(libvips-tools)
+  if ! command -v nginx >/dev/null && ! [ -x /usr/sbin/nginx ]; then
+    if apt-cache show --no-all-versions nginx-light >/dev/null 2>&1; then missing+=(nginx-light); else missing+=(nginx); fi
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -q >/dev/null
+    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  ./scripts/setup.sh
+fi
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+
+log "corpus"
+"$bench/corpus.sh"
+
+mkdir -p "$work" "$bench/results"
+rm -rf "$raw" "$work/static" "$work/nginx" "$work/lists"
+mkdir -p "$raw" "$work/static" "$work/nginx/logs" "$work/nginx/tmp" "$work/lists" "$work/bin"
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  log "swift build -c release"
+  swift build -c release --product thumbd >"$work/build-thumbd.log" 2>&1 ||
+    die "swift build -c release --product thumbd failed: see $work/build-thumbd.log"
+  if ! swift build -c release --product thumbd-bench >"$work/build-bench.log" 2>&1; then
+    log "thumbd-bench did not build (see $work/build-bench.log); the in-process figures will be n/a"
+  fi
+fi
+binpath="$(swift build -c release --show-bin-path)"
+[ -x "$binpath/thumbd" ] || die "no thumbd binary in $binpath"
+# Copies, so a concurrent `swift build` cannot swap the binaries under a running bench.
+cp "$binpath/thumbd" "$work/bin/thumbd"
+rm -f "$work/bin/thumbd-bench"
+[ -x "$binpath/thumbd-bench" ] && cp "$binpath/thumbd-bench" "$work/bin/thumbd-bench"
+
+# ---------------------------------------------------------------- helpers
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+port_free "$THUMBD_PORT" || die "port $THUMBD_PORT is in use (THUMBD_PORT=...)"
+port_free "$NGINX_PORT" || die "port $NGINX_PORT is in use (NGINX_PORT=...)"
+
+clk_tck="$(getconf CLK_TCK)"
+# utime + stime (clock ticks) summed over the given pids
+cpu_ticks() {
+  local total=0 pid stat f
+  for pid in "$@"; do
+    stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || continue
+    stat="${stat##*) }"
+    read -r -a f <<<"$stat"
+    total=$((total + f[11] + f[12]))
+  done
+  echo "$total"
+}
+# busy clock ticks of the whole machine (all CPUs) from /proc/stat
+busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+nginx_pids() { echo "$nginx_pid $(ps -o pid= --ppid "$nginx_pid" | tr '\n' ' ')"; }
+vm_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+
+# Peak VmRSS (kB) of $1, sampled every 100 ms into $2 until stopped.
+sampler_pid=""
+start_sampler() {
+  (
+    peak=0
+    while [ -e "/proc/$1/status" ]; do
+      while read -r k v _; do
+        if [ "$k" = "VmRSS:" ]; then [ "$v" -gt "$peak" ] && peak=$v; break; fi
+      done <"/proc/$1/status"
+      echo "$peak" >"$2.tmp" && mv "$2.tmp" "$2"
+      sleep 0.1
+    done
+  ) &
+  sampler_pid=$!
+}
+stop_sampler() {
+  kill "$sampler_pid" 2>/dev/null || true
+  wait "$sampler_pid" 2>/dev/null || true
+  sampler_pid=""
+}
+
+urlenc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+
+wait_http() {
+  for _ in $(seq 100); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# status and cache counts of the thumbd request log between byte offsets $1 and $2
+log_counts() {
+  tail -c +"$(($1 + 1))" "$work/thumbd.log" | head -c "$(($2 - $1))" |
+    awk '{for (i = 1; i <= NF; i++) if ($i ~ /^(status|cache)=/) c[$i]++}
+         END {for (k in c) printf "%s:%d ", k, c[k]}'
+}
+log_size() { stat -c %s "$work/thumbd.log"; }
+
+runs_list="$raw/runs.list"
+: >"$runs_list"
+
+# measure ROUND MODE TARGET ID -- COMMAND...
+# Runs COMMAND (wrk / ab / thumbd-bench) with its output in $raw/ID.out, and records in
+# $raw/ID.meta: the command, CPU ticks of the target process(es) before/after, peak RSS of thumbd
+# sampled during the run, the thumbd log's status/cache counts for the run.
+measure() {
+  local round="$1" mode="$2" target="$3" id="$4"
+  shift 5
+  local meta="$raw/$id.meta" t_pids c0 c1 off0 off1 start end
+  case "$target" in
+    thumbd) t_pids="$thumbd_pid" ;;
+    nginx) t_pids="$(nginx_pids)" ;;
+    *) t_pids="" ;;
+  esac
+  rm -f "$raw/$id.rss"
+  start_sampler "$thumbd_pid" "$raw/$id.rss"
+  # shellcheck disable=SC2086
+  c0="$(cpu_ticks $t_pids)"
+  local n0 t0
+  n0="$(cpu_ticks $(nginx_pids))"
+  t0="$(cpu_ticks "$thumbd_pid")"
+  off0="$(log_size)"
+  local load0 b0 b1 tf="$raw/$id.time"
+  load0="$(cut -d' ' -f1-3 /proc/loadavg)"
+  b0="$(busy_ticks)"
+  start="$(date +%s.%N)"
+  log "round $round  $mode  $target"
+  local rc=0
+  # bash's time keyword: CPU seconds of the command itself (the load generator, or thumbd-bench)
+  { TIMEFORMAT='%U %S'; time "$@" >"$raw/$id.out" 2>"$raw/$id.err"; } 2>"$tf" || rc=$?
+  end="$(date +%s.%N)"
+  b1="$(busy_ticks)"
+  # shellcheck disable=SC2086
+  c1="$(cpu_ticks $t_pids)"
+  local n1 t1
+  n1="$(cpu_ticks $(nginx_pids))"
+  t1="$(cpu_ticks "$thumbd_pid")"
+  stop_sampler
+  sleep 0.3   # let thumbd's buffered request log flush this run's lines
+  off1="$(log_size)"
+  {
+    echo "round=$round"
+    echo "mode=$mode"
+    echo "target=$target"
+    echo "rc=$rc"
+    echo "command=$(printf '%q ' "$@" | sed "s#$repo/##g")"
+    echo "wall_seconds=$(echo "$end - $start" | bc)"
+    echo "cpu_ticks=$((c1 - c0))"
+    echo "nginx_cpu_ticks=$((n1 - n0))"
+    echo "thumbd_cpu_ticks=$((t1 - t0))"
+    echo "clk_tck=$clk_tck"
+    echo "loadavg_before=$load0"
+    echo "machine_busy_ticks=$((b1 - b0))"
+    echo "command_cpu_seconds=$(awk '{print $1 + $2}' "$tf" 2>/dev/null)"
+    echo "thumbd_peak_rss_kb=$(cat "$raw/$id.rss" 2>/dev/null || echo)"
+    echo "thumbd_log_counts=$(log_counts "$off0" "$off1")"
+  } >"$meta"
+  echo "$id" >>"$runs_list"
+  [ "$rc" = 0 ] || log "  $id exited $rc (see $raw/$id.err)"
+  return 0
+}
+
+# ---------------------------------------------------------------- nginx origin + static reference
+log "nginx on 127.0.0.1:$NGINX_PORT (worker_processes $NGINX_WORKERS)"
+user_line=""
+[ "$(id -u)" -eq 0 ] && user_line="user $(id -un) $(id -gn);"
+cat >"$work/nginx/nginx.conf" <<EOF
+# Generated by bench/run.sh. Runs in the foreground as the current user, prefix $work/nginx.
+$user_line
+worker_processes $NGINX_WORKERS;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  types { image/jpeg jpg jpeg; image/png png; }
+  default_type application/octet-stream;
+  client_body_temp_path $work/nginx/tmp/body;
+  proxy_temp_path $work/nginx/tmp/proxy;
+  fastcgi_temp_path $work/nginx/tmp/fastcgi;
+  uwsgi_temp_path $work/nginx/tmp/uwsgi;
+  scgi_temp_path $work/nginx/tmp/scgi;
+  # One line per request like thumbd's request log; buffered like thumbd's (background flush).
+  log_format bench '\$remote_addr [\$time_local] "\$request" \$status \$body_bytes_sent \$request_time';
+  access_log $work/nginx/logs/access.log bench buffer=64k flush=1s;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_timeout 30s;
+  keepalive_requests 1000000;
+  open_file_cache max=1000 inactive=60s;
+  etag on;
+  server {
+    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
+    # the origin thumbd fetches from (query strings are ignored for static files)
+    location /src/ { alias $corpus/; }
+    # the reference: the very same thumbnail bytes thumbd serves, as static files
+    location /static/ { alias $work/static/; add_header Cache-Control "public, max-age=86400"; }
+  }
+}
+EOF
+"$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+origin="http://127.0.0.1:$NGINX_PORT/src"
+names=()
+while IFS=$'\t' read -r _p _path name _rest; do
+  [ "$name" = file ] || names+=("$name")
+done <"$corpus/manifest.tsv"
+printf '%s\n' "${names[@]}" >"$work/lists/names.txt"
+wait_http "$origin/${names[0]}" || die "nginx did not come up (see $work/nginx/logs/error.log)"
+
+# ---------------------------------------------------------------- thumbd
+log "thumbd on 127.0.0.1:$THUMBD_PORT ${THUMBD_BENCH_ENV:+(env $THUMBD_BENCH_ENV)}"
+thumbd_cmd=("$work/bin/thumbd" --cache-bytes "$CACHE_BYTES" --allow-loopback-sources --port "$THUMBD_PORT")
+# shellcheck disable=SC2206
+[ -n "$THUMBD_EXTRA_ARGS" ] && thumbd_cmd+=($THUMBD_EXTRA_ARGS)
+: >"$work/thumbd.log"
+# shellcheck disable=SC2086
+env $THUMBD_BENCH_ENV "${thumbd_cmd[@]}" 2>>"$work/thumbd.log" >/dev/null &
+thumbd_pid=$!
+pids+=("$thumbd_pid")
+thumbd="http://127.0.0.1:$THUMBD_PORT"
+wait_http "$thumbd/healthz" || die "thumbd did not come up (see $work/thumbd.log)"
+
+# ---------------------------------------------------------------- hit mode preparation
+log "warming w=$HIT_WIDTH for ${#names[@]} images, saving the thumbnails as nginx static files"
+: >"$work/lists/hit-thumbd.txt"
+: >"$work/lists/hit-nginx.txt"
+warm_fail=0
+for n in "${names[@]}"; do
+  path="/thumb?url=$(urlenc "$origin/$n")&w=$HIT_WIDTH"
+  hdr="$work/static/.headers"
+  code="$(curl -sS -o "$work/static/$n.tmp" -D "$hdr" -w '%{http_code}' "$thumbd$path")" || code=000
+  if [ "$code" != 200 ]; then
+    log "  warm-up $n: HTTP $code"
+    warm_fail=$((warm_fail + 1))
+    rm -f "$work/static/$n.tmp"
+    continue
+  fi
+  ctype="$(awk -F': *' 'tolower($1) == "content-type" {print $2}' "$hdr" | tr -d '\r')"
+  case "$ctype" in
+    image/png) ext=png ;; image/webp) ext=webp ;; image/avif) ext=avif ;; *) ext=jpg ;;
+  esac
+  # The cached copy must be what we save: a second GET must be a hit with the same bytes.
+  code2="$(curl -sS -o "$work/static/$n.2" -D "$hdr" -w '%{http_code}' "$thumbd$path")"
+  grep -qi '^x-cache: *hit' "$hdr" || log "  $n: second request was not a cache hit"
+  cmp -s "$work/static/$n.tmp" "$work/static/$n.2" || log "  $n: second response differs"
+  rm -f "$work/static/$n.2"
+  mv "$work/static/$n.tmp" "$work/static/${n%.*}.$ext"
+  echo "$path" >>"$work/lists/hit-thumbd.txt"
+  echo "/static/${n%.*}.$ext" >>"$work/lists/hit-nginx.txt"
+done
+rm -f "$work/static/.headers"
+[ -s "$work/lists/hit-thumbd.txt" ] || die "no thumbnail could be made (see $work/thumbd.log)"
+ab_thumbd_path="$(head -1 "$work/lists/hit-thumbd.txt")"
+ab_nginx_path="$(head -1 "$work/lists/hit-nginx.txt")"
+wrk_hit=(wrk -t"$WRK_THREADS" -d"${HIT_SECONDS}s" --timeout 10s --latency -s "$bench/lua/cycle.lua")
+wrk_miss=(wrk -t"$WRK_THREADS" -c"$COLD_CONNECTIONS" --timeout 30s --latency -s "$bench/lua/misses.lua")
+inprocess=("$work/bin/thumbd-bench" inprocess --corpus "$corpus" --threads "$WORKERS" --seconds "$MISS_SECONDS" --widths "$WIDTHS")
+[ -x "$work/bin/thumbd-bench" ] || inprocess=(sh -c 'echo "thumbd-bench is not built" >&2; exit 127')
+
+# Before each round's hit runs: every hit URL once more (cold-miss runs evict LRU entries), and
+# check that thumbd still answers the bytes nginx serves.
+rewarm_hits() {
+  local i=0 p s out="$work/static/.rewarm" changed=0
+  paste "$work/lists/hit-thumbd.txt" "$work/lists/hit-nginx.txt" | while IFS=$'\t' read -r p s; do
+    curl -fsS -o "$out" "$thumbd$p" || log "  re-warm failed: $p"
+    cmp -s "$out" "$work${s}" || log "  re-warm: $p now differs from $s"
+  done
+  rm -f "$out"
+}
+runtag="$(date +%s)"
+
+# ---------------------------------------------------------------- the two rounds
+bench_start="$(date +%s)"
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+for round in 1 2; do
+  [ "$round" = 1 ] || rewarm_hits
+  for c in $HIT_CONNECTIONS; do
+    measure "$round" "hit-c$c" thumbd "r$round-hit-c$c-thumbd" -- \
+      "${wrk_hit[@]}" -c"$c" "$thumbd" -- "$work/lists/hit-thumbd.txt"
+    measure "$round" "hit-c$c" nginx "r$round-hit-c$c-nginx" -- \
+      "${wrk_hit[@]}" -c"$c" "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
+  done
+  measure "$round" ab thumbd "r$round-ab-thumbd" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "$thumbd$ab_thumbd_path"
+  measure "$round" ab nginx "r$round-ab-nginx" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
+
+  measure "$round" cold thumbd "r$round-cold-thumbd" -- \
+    "${wrk_miss[@]}" -d"${MISS_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-r$round" "$WRK_THREADS"
+  measure "$round" cold inprocess "r$round-cold-inprocess" -- "${inprocess[@]}"
+
+  # new size of a seen photo: cache the originals (source URL ...?ns=TAG, new each round) with
+  # one request each at w=400, then only new widths 200-399 of them
+  tag="$runtag-r$round"
+  for n in "${names[@]}"; do
+    curl -fsS -o /dev/null "$thumbd/thumb?url=$(urlenc "$origin/$n?ns=$tag")&w=400" || log "  new-size warm-up $n failed"
+  done
+  measure "$round" newsize thumbd "r$round-newsize-thumbd" -- \
+    "${wrk_miss[@]}" -d"${MISS_SECONDS}s" "$thumbd" -- newsize "$work/lists/names.txt" "$origin" "$tag" "$WRK_THREADS"
+done
+
+# ---------------------------------------------------------------- memory mode
+for m in $(seq "$MEMORY_RUNS"); do
+  measure "$m" memory thumbd "memory-$m" -- \
+    "${wrk_miss[@]}" -d"${MEMORY_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-m$m" "$WRK_THREADS"
+done
+bench_end="$(date +%s)"
+thumbd_hwm_kb="$(vm_kb "$thumbd_pid" VmHWM)"
+thumbd_rss_end_kb="$(vm_kb "$thumbd_pid" VmRSS)"
+kill -0 "$thumbd_pid" 2>/dev/null || die "thumbd is gone (see $work/thumbd.log)"
+
+# ---------------------------------------------------------------- environment + report
+cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+{
+  echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "quick=$QUICK"
+  echo "nproc=$cores"
+  echo "cpu_model=$cpu_model"
+  echo "mem_total=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+  echo "kernel=$(uname -sr)"
+  echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "swift=$(swift --version 2>&1 | grep -m1 'Swift version')"
+  echo "libvips=$(pkg-config --modversion vips 2>/dev/null || vips --version)"
+  echo "nginx=$("$nginx_bin" -v 2>&1)"
+  echo "wrk=$(wrk --version 2>&1 | head -1)"
+  echo "ab=$(ab -V 2>&1 | head -1)"
+  echo "commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)$(git -C "$repo" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' (+ uncommitted changes in Sources/)')"
+  echo "thumbd_cmd=${THUMBD_BENCH_ENV:+env $THUMBD_BENCH_ENV }${thumbd_cmd[*]/#$work/bench/work} (log-requests: default true)"
+  echo "thumbd_bench_env=${THUMBD_BENCH_ENV:-(none)}"
+  echo "nginx_workers=$NGINX_WORKERS"
+  echo "nginx_worker_count=$(ps -o pid= --ppid "$nginx_pid" | wc -l)"
+  echo "workers=$WORKERS"
+  echo "cache_bytes=$CACHE_BYTES"
+  echo "hit_seconds=$HIT_SECONDS"
+  echo "miss_seconds=$MISS_SECONDS"
+  echo "memory_seconds=$MEMORY_SECONDS"
+  echo "memory_runs=$MEMORY_RUNS"
+  echo "ab_requests=$AB_REQUESTS"
+  echo "ab_concurrency=$AB_CONCURRENCY"
+  echo "cold_connections=$COLD_CONNECTIONS"
+  echo "wrk_threads=$WRK_THREADS"
+  echo "hit_width=$HIT_WIDTH"
+  echo "widths=$WIDTHS"
+  echo "corpus_images=${#names[@]}"
+  echo "hit_images=$(wc -l <"$work/lists/hit-thumbd.txt")"
+  echo "warm_failures=$warm_fail"
+  echo "ab_thumbd_url=$thumbd$ab_thumbd_path"
+  echo "ab_nginx_url=http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
+  echo "thumbd_vmhwm_kb=$thumbd_hwm_kb"
+  echo "thumbd_rss_end_kb=$thumbd_rss_end_kb"
+  echo "bench_seconds=$((bench_end - bench_start))"
+  echo "loadavg_start=$load_start"
+  echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "skip_build=${SKIP_BUILD:-0}"
+  echo "thumbd_binary_mtime=$(date -u -r "$work/bin/thumbd" +%Y-%m-%dT%H:%M:%SZ)"
+  echo "thumbd_log_counts=$(log_counts 0 "$(log_size)")"
+  echo "thumbd_log_other=$(grep -v ' route=' "$work/thumbd.log" | grep -c . || true)"
+  echo "nginx_error_lines=$(grep -c . "$work/nginx/logs/error.log" || true)"
+} >"$raw/env.txt"
+grep -v ' route=' "$work/thumbd.log" | head -20 >"$raw/thumbd-other-log-lines.txt" || true
+
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+report="$bench/results/$stamp.md"
+python3 "$bench/report.py" "$raw" "$corpus/manifest.tsv" >"$report"
+cp "$report" "$bench/results/latest.md"
+log "report: $report (and bench/results/latest.md)"
+sed -n '/^## Targets/,/^## /p' "$report" | sed '$d' >&2
