@@ -16,9 +16,10 @@ import Synchronization
 /// way. So the handler sees HTTP/1.1 requests without `Host` and answers them itself, and must
 /// refuse requests with `hasBody` it does not want. Any method token reaches the handler.
 public final class HTTPServer: @unchecked Sendable {
-    /// libmicrohttpd's per-connection memory (request head and buffers), zeroed for every
-    /// request: 16 KiB (default 32) holds any sane head, and halves that cost.
-    static let connectionMemory = 16 << 10
+    /// libmicrohttpd's per-connection memory (request head, response head, buffers): its own
+    /// default of 32 KiB, set explicitly. (16 KiB would halve the zeroing done per request, but a
+    /// response queued after a resume needs room for its head next to the read buffer.)
+    static let connectionMemory = 32 << 10
 
     private enum Lifecycle {
         case idle
