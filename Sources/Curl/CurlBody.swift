@@ -58,7 +58,8 @@ public final class CurlBody: @unchecked Sendable {
     /// Gives back the unused tail of a block that grew by doubling (a chunked body), so a cached
     /// body's memory is what its `count` says.
     func shrinkToFit() {
-        guard let pointer, capacity - count > 4096 else { return }
+        // count > 0: realloc(p, 0) frees p and returns NULL, which would leave `pointer` dangling.
+        guard let pointer, count > 0, capacity - count > 4096 else { return }
         if let block = realloc(UnsafeMutableRawPointer(mutating: pointer), count) {
             self.pointer = UnsafeRawPointer(block)
             capacity = count

@@ -54,11 +54,28 @@ public final class WorkerPool: Sendable {
         public var rejected = 0
     }
 
+    /// A FIFO of jobs: an array read from a moving head, compacted once half of it is spent.
+    private struct JobQueue {
+        private var jobs: [@Sendable () -> Void] = []
+        private var head = 0
+
+        mutating func append(_ job: @escaping @Sendable () -> Void) { jobs.append(job) }
+
+        mutating func popFirst() -> (@Sendable () -> Void)? {
+            guard head < jobs.count else { return nil }
+            let job = jobs[head]
+            head += 1
+            if head > 64 && head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+    }
+
     private struct State: ~Copyable {
-        var interactive: [@Sendable () -> Void] = []
-        var interactiveHead = 0
-        var background: [@Sendable () -> Void] = []
-        var backgroundHead = 0
+        var interactive = JobQueue()
+        var background = JobQueue()
         var stats = Statistics()
         var stopping = false
     }
@@ -135,26 +152,15 @@ public final class WorkerPool: Sendable {
         state.withLock { $0.stats.admitted -= 1 }
     }
 
+    /// Interactive jobs first, always.
     private func nextJob() -> (@Sendable () -> Void)? {
         state.withLock { state -> (@Sendable () -> Void)? in
-            if state.interactiveHead < state.interactive.count {
-                let job = state.interactive[state.interactiveHead]
-                state.interactiveHead += 1
+            if let job = state.interactive.popFirst() {
                 state.stats.queuedInteractive -= 1
-                if state.interactiveHead > 64 && state.interactiveHead * 2 > state.interactive.count {
-                    state.interactive.removeFirst(state.interactiveHead)
-                    state.interactiveHead = 0
-                }
                 return job
             }
-            if state.backgroundHead < state.background.count {
-                let job = state.background[state.backgroundHead]
-                state.backgroundHead += 1
+            if let job = state.background.popFirst() {
                 state.stats.queuedBackground -= 1
-                if state.backgroundHead > 64 && state.backgroundHead * 2 > state.background.count {
-                    state.background.removeFirst(state.backgroundHead)
-                    state.backgroundHead = 0
-                }
                 return job
             }
             return nil
