@@ -59,16 +59,7 @@ public final class ImageCache: Sendable {
 
     /// The value, marked most recently used; counts a hit or a miss.
     public func value(forKey key: String) -> CachedImage? {
-        state.withLock { state in
-            guard let node = state.nodes[key] else {
-                state.stats.misses += 1
-                return nil
-            }
-            state.stats.hits += 1
-            Self.unlink(node, &state)
-            Self.pushNewest(node, &state)
-            return node.value
-        }
+        lookup(key)?.value
     }
 
     /// Like `value(forKey:)`, with the entry's attachment (see `attach`).
