@@ -116,6 +116,26 @@ import Testing
         #expect(order.entries == ["fg", "fg", "fg", "bg", "bg", "bg"])
     }
 
+    /// A spent job's closure holds its source image; the queue must not keep it (it once kept up
+    /// to 64 of them, megabytes each, outside the cache budget).
+    @Test func aFinishedJobReleasesWhatItCaptured() async throws {
+        final class Payload: Sendable {}
+        let pool = WorkerPool(workers: 1, queueCapacity: 8)
+        var weakPayloads: [Weak] = []
+        for _ in 0..<3 {
+            let payload = Payload()
+            weakPayloads.append(Weak(payload))
+            pool.reserve(.interactive)!.run { withExtendedLifetime(payload) {} }
+        }
+        // Bounded wait (not a timing assertion): the worker drops its local reference right after
+        // the job returns, a moment after `admitted` reaches 0.
+        for _ in 0..<500 where weakPayloads.contains(where: { $0.object != nil }) || pool.statistics.admitted > 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(pool.statistics.admitted == 0)
+        #expect(weakPayloads.allSatisfy { $0.object == nil })
+    }
+
     @Test func backgroundMayUseOnlyHalfTheQueue() {
         let pool = WorkerPool(workers: 1, queueCapacity: 4)
         let background = (0..<3).compactMap { _ in pool.reserve(.background) }
@@ -134,6 +154,11 @@ import Testing
         _ = await pipeline.thumbnail(try request(photo))
         #expect(fetcher.count(photo) == 1)
     }
+}
+
+final class Weak: @unchecked Sendable {
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
 }
 
 final class OrderLog: @unchecked Sendable {

@@ -55,8 +55,11 @@ public final class WorkerPool: Sendable {
     }
 
     /// A FIFO of jobs: an array read from a moving head, compacted once half of it is spent.
+    /// A taken slot is cleared at once: a spent job's closure holds its source image (megabytes),
+    /// and keeping the spent ones until compaction once pinned dozens of originals outside the
+    /// cache budget.
     private struct JobQueue {
-        private var jobs: [@Sendable () -> Void] = []
+        private var jobs: [(@Sendable () -> Void)?] = []
         private var head = 0
 
         mutating func append(_ job: @escaping @Sendable () -> Void) { jobs.append(job) }
@@ -64,8 +67,12 @@ public final class WorkerPool: Sendable {
         mutating func popFirst() -> (@Sendable () -> Void)? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
+            jobs[head] = nil
             head += 1
-            if head > 64 && head * 2 > jobs.count {
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 64 && head * 2 > jobs.count {
                 jobs.removeFirst(head)
                 head = 0
             }
