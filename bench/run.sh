@@ -3,7 +3,7 @@
 # in-process pipeline limit), two alternating rounds, a memory mode, and a Markdown report in
 # bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
 #
-#   bench/run.sh              full run (about 15 minutes on 2 cores)
+#   bench/run.sh              full run (about 17 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
 #
 # Knobs (environment; see bench/README.md): HIT_SECONDS, MISS_SECONDS, MEMORY_SECONDS,
@@ -23,7 +23,7 @@ QUICK="${QUICK:-0}"
 if [ "$QUICK" = 1 ]; then
   : "${HIT_SECONDS:=3}" "${MISS_SECONDS:=5}" "${MEMORY_SECONDS:=5}" "${AB_REQUESTS:=2000}"
 fi
-HIT_SECONDS="${HIT_SECONDS:-10}"          # each wrk run of the hit mode
+HIT_SECONDS="${HIT_SECONDS:-20}"          # each wrk run of the hit mode (±10 % noise per 10-s run here)
 MISS_SECONDS="${MISS_SECONDS:-30}"        # each cold-miss / new-size / in-process run
 MEMORY_SECONDS="${MEMORY_SECONDS:-120}"   # each of the memory-mode runs
 MEMORY_RUNS="${MEMORY_RUNS:-3}"
