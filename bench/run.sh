@@ -332,7 +332,7 @@ ab_thumbd_path="$(head -1 "$work/lists/hit-thumbd.txt")"
 ab_nginx_path="$(head -1 "$work/lists/hit-nginx.txt")"
 wrk_hit=(wrk -t"$WRK_THREADS" -d"${HIT_SECONDS}s" --timeout 10s --latency -s "$bench/lua/cycle.lua")
 wrk_miss=(wrk -t"$WRK_THREADS" -c"$COLD_CONNECTIONS" --timeout 30s --latency -s "$bench/lua/misses.lua")
-inprocess=("$work/bin/thumbd-bench" inprocess --corpus "$corpus" --threads "$WORKERS" --seconds "$MISS_SECONDS" --widths "$WIDTHS")
+inprocess=("$work/bin/thumbd-bench" inprocess --corpus "$corpus" --threads "$WORKERS" --widths "$WIDTHS")
 [ -x "$work/bin/thumbd-bench" ] || inprocess=(sh -c 'echo "thumbd-bench is not built" >&2; exit 127')
 
 # Before each round's hit runs: every hit URL once more (cold-miss runs evict LRU entries), and
@@ -363,7 +363,7 @@ for round in 1 2; do
 
   measure "$round" cold thumbd "r$round-cold-thumbd" -- \
     "${wrk_miss[@]}" -d"${MISS_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-r$round" "$WRK_THREADS"
-  measure "$round" cold inprocess "r$round-cold-inprocess" -- "${inprocess[@]}"
+  measure "$round" cold inprocess "r$round-cold-inprocess" -- "${inprocess[@]}" --seconds "$MISS_SECONDS"
 
   # new size of a seen photo: cache the originals (source URL ...?ns=TAG, new each round) with
   # one request each at w=400, then only new widths 200-399 of them
@@ -383,12 +383,7 @@ done
 # The reference's peak over a run as long as each thumbd memory run: a peak is a maximum, and it
 # grows with the time it has to catch two large decodes at once, so the 30-s in-process runs alone
 # would understate the working set thumbd is compared against.
-inprocess_long=("${inprocess[@]}")
-for i in "${!inprocess_long[@]}"; do
-  [ "${inprocess_long[$i]}" = "$MISS_SECONDS" ] && [ "${inprocess_long[$((i - 1))]}" = --seconds ] &&
-    inprocess_long[$i]="$MEMORY_SECONDS"
-done
-measure 1 memory inprocess "memory-inprocess" -- "${inprocess_long[@]}"
+measure 1 memory inprocess "memory-inprocess" -- "${inprocess[@]}" --seconds "$MEMORY_SECONDS"
 bench_end="$(date +%s)"
 thumbd_hwm_kb="$(vm_kb "$thumbd_pid" VmHWM)"
 thumbd_rss_end_kb="$(vm_kb "$thumbd_pid" VmRSS)"

@@ -1,4 +1,5 @@
--- Shared by the bench's wrk scripts: a done() hook that prints one machine-readable line with
+-- Shared by the bench's wrk scripts: setup() numbers the threads (each script reads `tid` to
+-- pick its own offset), and a done() hook that prints one machine-readable line with
 -- exact percentiles (wrk's --latency table is rounded) and req/s = requests / duration.
 function bench_done(summary, latency, requests)
   local e = summary.errors
@@ -10,4 +11,10 @@ function bench_done(summary, latency, requests)
     latency:percentile(50), latency:percentile(75), latency:percentile(90), latency:percentile(99),
     latency.max, latency.mean,
     e.connect, e.read, e.write, e.status, e.timeout))
+end
+
+local nthreads = 0
+function setup(thread)
+  thread:set("tid", nthreads)
+  nthreads = nthreads + 1
 end

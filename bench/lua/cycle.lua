@@ -4,12 +4,6 @@
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "common.lua")
 
-local nthreads = 0
-function setup(thread)
-  thread:set("tid", nthreads)
-  nthreads = nthreads + 1
-end
-
 local paths, counter = {}, 0
 function init(args)
   for line in io.lines(args[1]) do

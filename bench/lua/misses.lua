@@ -9,12 +9,6 @@
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "common.lua")
 
-local nthreads = 0
-function setup(thread)
-  thread:set("tid", nthreads)
-  nthreads = nthreads + 1
-end
-
 local function enc(s)
   return (s:gsub("[^A-Za-z0-9%-%._~]", function(c) return string.format("%%%02X", c:byte()) end))
 end
