@@ -23,10 +23,13 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
+        // The low-level pieces every module shares (owned descriptors); Glibc only.
+        .target(name: "Primitives"),
+
         // One safe Swift type per C handle; no policy.
         .target(name: "Vips", dependencies: ["CVips", "CVipsShims"]),
         .target(name: "Curl", dependencies: ["CCurl", "CCurlShims"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "Primitives"]),
 
         // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
         .target(name: "ThumbnailCore"),
@@ -40,7 +43,7 @@ let package = Package(
 
         // Test-only helpers: an in-process HTTP origin, a blocking HTTP client run off the
         // cooperative pool, and libvips-made fixtures.
-        .target(name: "TestSupport", dependencies: ["CVips", "CVipsShims"]),
+        .target(name: "TestSupport", dependencies: ["CVips", "CVipsShims", "Primitives"]),
 
         .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),

@@ -153,6 +153,8 @@ final class CurlTransfer: @unchecked Sendable {
         #else
             let type = info.socktype
         #endif
+        // Handed to libcurl, which owns it from here and closes it (no CLOSESOCKETFUNCTION is set):
+        // we never wrap it in a FileDescriptor or close it.
         return socket(info.family, type, info.protocol)
     }
 

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
+internal import Primitives
 import Synchronization
 
 #if canImport(Glibc)
@@ -137,8 +138,9 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let (daemons, watchdog) = running else { return }
         core.draining.store(true, ordering: .relaxed)
-        // Must not be closed before MHD_stop_daemon (a polling thread may still use them).
-        let listenSockets = daemons.map { MHD_quiesce_daemon($0) }
+        // libmicrohttpd hands each listening socket back to us here; ours from now on, closed when
+        // `handedBack` goes, and not before MHD_stop_daemon (a polling thread may still use them).
+        let handedBack = daemons.map { MHD_quiesce_daemon($0) }.filter { $0 >= 0 }.map(FileDescriptor.init(adopting:))
         waitForInFlight(upTo: grace)
         // Stopping libmicrohttpd with a suspended connection aborts the process: answer them all.
         core.answerAllSuspended(with: lateResponse)
@@ -146,7 +148,7 @@ public final class HTTPServer: @unchecked Sendable {
         watchdog?.stop()
         for daemon in daemons { MHD_stop_daemon(daemon) }
         core.connections.removeAll()
-        for socket in listenSockets where socket >= 0 { close(socket) }
+        withExtendedLifetime(handedBack) {}
     }
 
     private func waitForInFlight(upTo limit: Duration) {

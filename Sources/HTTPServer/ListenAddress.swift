@@ -1,3 +1,5 @@
+internal import Primitives
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -42,14 +44,15 @@ enum ListenAddress {
     /// Whether a plain listening socket (no SO_REUSEPORT) can bind here right now.
     func isFree() -> Bool {
         let family = isIPv6 ? AF_INET6 : AF_INET
-        let probe = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        guard probe >= 0 else { return true }
-        defer { close(probe) }
+        guard let owner = try? FileDescriptor.socket(family: family, type: Int32(SOCK_STREAM.rawValue)) else {
+            return true
+        }
+        let probe = owner.rawValue
         var yes: Int32 = 1
         // SO_REUSEADDR as the daemons use it: only a live listener (not TIME_WAIT) blocks.
         _ = setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         if isIPv6 { _ = setsockopt(probe, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size)) }
         let length = socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
-        return withSockaddrPointer { bind(probe, $0, length) } == 0
+        return withExtendedLifetime(owner) { withSockaddrPointer { bind(probe, $0, length) } == 0 }
     }
 }

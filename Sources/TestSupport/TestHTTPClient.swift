@@ -1,4 +1,5 @@
 import Foundation
+internal import Primitives
 
 #if canImport(Glibc)
     import Glibc
@@ -200,9 +201,10 @@ public enum TestHTTPClient {
     }
 }
 
-/// A blocking TCP socket (closed on deinit).
+/// A blocking TCP socket; its ``FileDescriptor`` is the only thing that closes it.
 private final class TestSocket {
-    let fd: Int32
+    private let descriptor: FileDescriptor
+    private var fd: Int32 { descriptor.rawValue }
 
     init(host: String, port: Int) throws {
         var storage = sockaddr_storage()
@@ -226,19 +228,20 @@ private final class TestSocket {
         } else {
             throw TestHTTPClientError.invalidHost(host)
         }
-        fd = socket(Int32(storage.ss_family), Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestHTTPClientError.connectFailed(errno: errno) }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.socket(family: Int32(storage.ss_family), type: Int32(SOCK_STREAM.rawValue))
+        } catch {
+            throw TestHTTPClientError.connectFailed(errno: error.code)
+        }
         let result = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor.rawValue, $0, length) }
         }
-        guard result == 0 else {
-            let error = errno
-            close(fd)
-            throw TestHTTPClientError.connectFailed(errno: error)
-        }
+        // On failure the local owner closes the socket when it goes out of scope, once; self was never
+        // fully initialised, so no deinit runs.
+        guard result == 0 else { throw TestHTTPClientError.connectFailed(errno: errno) }
+        self.descriptor = descriptor
     }
-
-    deinit { close(fd) }
 
     /// Sends everything; false if the peer is gone.
     func send(_ bytes: [UInt8]) -> Bool {

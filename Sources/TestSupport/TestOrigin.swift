@@ -1,9 +1,8 @@
 import Foundation
+internal import Primitives
 
 #if canImport(Glibc)
     import Glibc
-#elseif canImport(Darwin)
-    import Darwin
 #endif
 
 /// A real HTTP/1.1 origin on 127.0.0.1 (or ::1), in process, for tests. Raw POSIX sockets and
@@ -105,15 +104,15 @@ public final class TestOrigin: @unchecked Sendable {
 
     /// Whether this machine can listen on ::1 (for `.enabled(if:)` on IPv6 tests).
     public static let isIPv6LoopbackAvailable: Bool = {
-        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard let probe = try? FileDescriptor.socket(family: AF_INET6, type: Int32(SOCK_STREAM.rawValue)) else {
+            return false
+        }
         var address = sockaddr_in6()
         address.sin6_family = sa_family_t(AF_INET6)
         address.sin6_addr = in6addr_loopback
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+                bind(probe.rawValue, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
             }
         }
     }()
@@ -125,12 +124,16 @@ public final class TestOrigin: @unchecked Sendable {
 /// keep only this alive and dropping the last `TestOrigin` reference still stops them.
 private final class Core: @unchecked Sendable {
     let port: Int
+    /// The listening socket's number; valid while `listenerOwner` holds it (until `stop()`).
     private let listener: Int32
     private let handler: @Sendable (TestOrigin.Request) -> TestOrigin.Reply
     /// Guards everything below; also signalled on stop and when a thread ends.
     private let condition = NSCondition()
     private var stopping = false
-    private var listenerClosed = false
+    /// Dropped (and so closed) by `stop()` once no thread can use `listener` any more.
+    private var listenerOwner: FileDescriptor?
+    /// Numbers of the open connections, for `stop()` to shut down; each is owned (and closed) by its
+    /// connection thread, which removes it from here first.
     private var connections: Set<Int32> = []
     private var liveThreads = 0
     private var log: [TestOrigin.Request] = []
@@ -138,34 +141,36 @@ private final class Core: @unchecked Sendable {
     init(host: String, handler: @escaping @Sendable (TestOrigin.Request) -> TestOrigin.Reply) throws {
         self.handler = handler
         let isIPv6 = host.contains(":")
-        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestOrigin.SocketError(operation: "socket", code: errno) }
+        let owner: FileDescriptor
+        do {
+            owner = try FileDescriptor.socket(family: isIPv6 ? AF_INET6 : AF_INET, type: Int32(SOCK_STREAM.rawValue))
+        } catch {
+            throw TestOrigin.SocketError(operation: "socket", code: error.code)
+        }
+        // Any throw below leaves `owner` to close the socket, once.
+        let fd = owner.rawValue
         var yes: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        do {
-            if isIPv6 {
-                var address = sockaddr_in6()
-                address.sin6_family = sa_family_t(AF_INET6)
-                guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
-                    throw TestOrigin.SocketError(operation: "inet_pton(\(host))", code: EINVAL)
-                }
-                try Self.bindAddress(fd, &address)
-                port = Int(UInt16(bigEndian: try Self.boundAddress(fd, as: sockaddr_in6.self).sin6_port))
-            } else {
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-                    throw TestOrigin.SocketError(operation: "inet_pton(\(host))", code: EINVAL)
-                }
-                try Self.bindAddress(fd, &address)
-                port = Int(UInt16(bigEndian: try Self.boundAddress(fd, as: sockaddr_in.self).sin_port))
+        if isIPv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                throw TestOrigin.SocketError(operation: "inet_pton(\(host))", code: EINVAL)
             }
-            guard listen(fd, 128) == 0 else { throw TestOrigin.SocketError(operation: "listen", code: errno) }
-        } catch {
-            close(fd)
-            throw error
+            try Self.bindAddress(fd, &address)
+            port = Int(UInt16(bigEndian: try Self.boundAddress(fd, as: sockaddr_in6.self).sin6_port))
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                throw TestOrigin.SocketError(operation: "inet_pton(\(host))", code: EINVAL)
+            }
+            try Self.bindAddress(fd, &address)
+            port = Int(UInt16(bigEndian: try Self.boundAddress(fd, as: sockaddr_in.self).sin_port))
         }
+        guard listen(fd, 128) == 0 else { throw TestOrigin.SocketError(operation: "listen", code: errno) }
         listener = fd
+        listenerOwner = owner
     }
 
     var requests: [TestOrigin.Request] {
@@ -191,10 +196,8 @@ private final class Core: @unchecked Sendable {
             condition.broadcast()
         }
         while liveThreads > 0 { condition.wait() }
-        let closeListener = !listenerClosed
-        listenerClosed = true
+        listenerOwner = nil  // closes the listener, now that no thread can use it
         condition.unlock()
-        if closeListener { close(listener) }
     }
 
     // MARK: Threads
@@ -213,26 +216,28 @@ private final class Core: @unchecked Sendable {
     private func acceptLoop() {
         while true {
             let fd = accept(listener, nil, nil)
+            let acceptError = errno
+            let connection = fd >= 0 ? FileDescriptor(adopting: fd) : nil
             condition.lock()
             if stopping {
                 condition.unlock()
-                if fd >= 0 { close(fd) }
-                return
+                return  // `connection` closes as it goes out of scope
             }
-            guard fd >= 0 else {
+            guard let connection else {
                 condition.unlock()
-                if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }  // EMFILE & co: back off
+                if acceptError != EINTR && acceptError != ECONNABORTED { usleep(10_000) }  // EMFILE & co: back off
                 continue
             }
-            connections.insert(fd)
+            connections.insert(connection.rawValue)
             liveThreads += 1
             condition.unlock()
             spawn {
-                self.serve(fd)
+                self.serve(connection.rawValue)
                 self.condition.lock()
-                self.connections.remove(fd)
+                self.connections.remove(connection.rawValue)
                 self.condition.unlock()
-                close(fd)  // after leaving the set, so stop() never shuts down a reused descriptor
+                // Closes only now, after leaving the set, so stop() never shuts down a reused number.
+                withExtendedLifetime(connection) {}
             }
         }
     }
