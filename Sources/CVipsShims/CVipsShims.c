@@ -84,9 +84,10 @@ int cvips_min(VipsImage *in, double *out) {
     return vips_min(in, out, NULL);
 }
 
-int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip) {
-    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip, "optimize_coding", TRUE,
-                                "interlace", FALSE, NULL);
+int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip,
+                          gboolean optimize_coding, gboolean interlace) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip, "optimize_coding", optimize_coding,
+                                "interlace", interlace, NULL);
 }
 
 int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression, gboolean strip) {

@@ -40,7 +40,7 @@ public enum Fixtures {
         let image = FixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
         if let orientation { vips_image_set_int(image.pointer, "orientation", Int32(orientation)) }
-        return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 0) }
+        return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 0, 1, 0) }
     }
 
     /// Quadrant-pattern PNG, optionally with alpha (see `quadrants`).
@@ -91,7 +91,7 @@ public enum Fixtures {
         let pixels = [UInt8]((0..<(width * height)).lazy.flatMap { _ in cmykInk })
         let raw = FixtureImage(pixels: pixels, width: width, height: height, bands: 4)
         let cmyk = raw.apply { cvips_copy_interpretation(raw.pointer, $0, VIPS_INTERPRETATION_CMYK) }
-        return cmyk.save { cvips_jpegsave_buffer($0, $1, $2, 95, 0) }
+        return cmyk.save { cvips_jpegsave_buffer($0, $1, $2, 95, 0, 1, 0) }
     }
 
     /// A uniform RGB JPEG whose pixels are `iccSourceColour` converted to Display P3, with libvips'
@@ -100,7 +100,7 @@ public enum Fixtures {
         let pixels = [UInt8]((0..<(width * height)).lazy.flatMap { _ in iccSourceColour })
         let srgb = FixtureImage(pixels: pixels, width: width, height: height, bands: 3)
         let p3 = srgb.apply { cvips_icc_transform(srgb.pointer, $0, "p3", "srgb", 0) }
-        return p3.save { cvips_jpegsave_buffer($0, $1, $2, 95, 0) }
+        return p3.save { cvips_jpegsave_buffer($0, $1, $2, 95, 0, 1, 0) }
     }
 
     /// A tiny SVG document (libvips' SVG loader is untrusted, hence blocked by the service).

@@ -23,7 +23,7 @@ extension Fixtures {
             }
         }
         let image = FixtureImage(pixels: pixels, width: width, height: height, bands: 3)
-        return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 1) }
+        return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 1, 1, 0) }
     }
 }
 

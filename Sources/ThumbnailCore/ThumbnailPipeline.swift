@@ -3,7 +3,14 @@ import Synchronization
 /// The thumbnail pipeline: cache → coalescing → fetch (coalesced per source) → bounded workers
 /// → cache. Callback-driven on purpose: the server thread, curl's I/O thread and the worker
 /// threads hand work to each other directly, and nothing ever waits on Swift's cooperative pool.
-public final class ThumbnailPipeline: Sendable {
+///
+/// Generic over the image library (`Imaging`, whose decoded copies it caches without looking
+/// inside) and over what the host prepares from each stored variant (`Prepared`: the HTTP layer's
+/// ready-made hit responses), so both travel typed and nothing is cast.
+public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendable>: Sendable {
+    public typealias Entry = CacheEntry<Imaging.Decoded, Prepared>
+    public typealias Variant = CachedVariant<Prepared>
+
     /// How a request was answered (for the log line and tests).
     public enum Outcome: String, Sendable {
         /// Served from the cache.
@@ -20,53 +27,53 @@ public final class ThumbnailPipeline: Sendable {
         public init(maxSourcePixels: Int = 75_000_000) { self.maxSourcePixels = maxSourcePixels }
     }
 
-    /// Counters for tests and, later, metrics.
-    public struct Statistics: Sendable, Equatable {
-        public var fetches = 0
-        /// Thumbnails made (from the original or from a decoded copy).
-        public var transforms = 0
-        /// Sources decoded (after the header checks passed).
-        public var decodes = 0
-        /// Thumbnails cut from a cached decoded copy, with no decode.
-        public var fromDecoded = 0
-    }
-
-    public let cache: ImageCache
-    public let workers: WorkerPool
+    private let cache: any ImageCaching<Entry>
+    private let workers: WorkerPool
     private let fetcher: any ImageFetching
-    private let renderer: ThumbnailRenderer
-    private let variantFlights = Flights<CachedImage>()
+    private let renderer: ThumbnailRenderer<Imaging>
+    private let prepare: @Sendable (EncodedImage, UInt64) -> Prepared
+    private let variantFlights = Flights<Variant>()
     private let sourceFlights = Flights<ImageBytes>()
-    private let counters = Mutex(Statistics())
+    /// Miss-path counters only: a hit counts inside the cache's own lock.
+    private let counters = Mutex<(fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int)>(
+        (.init(), .init(), 0))
 
+    /// `prepare` runs once per stored variant, on the worker that made it.
     public init(
-        cache: ImageCache, workers: WorkerPool, fetcher: any ImageFetching, transformer: any ImageTransforming,
-        limits: Limits = Limits()
+        cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
+        limits: Limits = Limits(), prepare: @escaping @Sendable (EncodedImage, UInt64) -> Prepared
     ) {
         self.cache = cache
         self.workers = workers
         self.fetcher = fetcher
-        self.renderer = ThumbnailRenderer(transformer: transformer, maxSourcePixels: limits.maxSourcePixels)
+        self.renderer = ThumbnailRenderer(imaging: imaging, maxSourcePixels: limits.maxSourcePixels)
+        self.prepare = prepare
     }
 
-    public var statistics: Statistics { counters.withLock { $0 } }
+    /// Every counter, as one value.
+    public var metrics: PipelineMetrics {
+        let (fetches, renders, coalesced) = counters.withLock { $0 }
+        return PipelineMetrics(
+            cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
+    }
 
-    /// The hit path: a cached variant, or nil. Cheap, synchronous, no queue, no copy.
-    public func cachedVariant(_ request: ThumbnailRequest) -> CachedImage? {
-        guard let key = request.variantKey else { return nil }
-        return cache.value(forKey: key)
+    /// The hit path: a cached variant, or nil. Cheap, synchronous, no queue, no copy; one lock.
+    public func cachedVariant(_ key: CacheKey) -> Variant? {
+        guard case .variant(let variant) = cache.value(forKey: key) else { return nil }
+        return variant
     }
 
     /// Finds or makes the variant. `completion` runs once, on any thread.
     public func thumbnail(
         _ request: ThumbnailRequest, priority: WorkerPool.Priority = .interactive,
-        completion: @escaping @Sendable (Result<CachedImage, ThumbnailError>, Outcome) -> Void
+        completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) {
-        guard let spec = request.spec, let key = request.variantKey else {
+        guard let spec = request.spec else {
             completion(.failure(ThumbnailError(.internal, "thumbnail without a spec")), .miss)
             return
         }
-        if let hit = cache.value(forKey: key) {
+        let key = CacheKey.variant(request.source, spec)
+        if let hit = cachedVariant(key) {
             completion(.success(hit), .hit)
             return
         }
@@ -74,10 +81,13 @@ public final class ThumbnailPipeline: Sendable {
         let leader = variantFlights.join(key) { result in
             completion(result, started.load(ordering: .acquiring) ? .miss : .coalesced)
         }
-        guard leader else { return }
+        guard leader else {
+            counters.withLock { $0.coalesced += 1 }
+            return
+        }
         started.store(true, ordering: .releasing)
         // A second look: the previous flight may have stored it between our lookup and join.
-        if let hit = cache.peek(key) {
+        if case .variant(let hit) = cache.peek(key) {
             variantFlights.complete(key, with: .success(hit))
             return
         }
@@ -85,39 +95,40 @@ public final class ThumbnailPipeline: Sendable {
             variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
             return
         }
-        let decodedKey = CacheKey.decoded(request.source)
-        if let decoded = cache.value(forKey: decodedKey)?.decoded, decoded.canServe(spec) {
+        let copyKey = CacheKey.decoded(request.source)
+        if case .decoded(let copy) = cache.value(forKey: copyKey), copy.canServe(spec) {
             // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
             ticket.run { [self] in
-                counters.withLock {
-                    $0.transforms += 1
-                    $0.fromDecoded += 1
-                }
-                return store(
-                    Result { () throws(ThumbnailError) in try renderer.render(decoded: decoded, spec: spec) }, key)
+                store(
+                    render(\.fromCopy) { () throws(ThumbnailError) in try renderer.render(decoded: copy, spec: spec) },
+                    key)
             } then: { [self] result in
                 variantFlights.complete(key, with: result)
             }
             return
         }
-        original(request.source) { [self] result in
+        original(request.source) { [self] result, wasCached in
             switch result {
             case .failure(let error):
                 ticket.release()
                 variantFlights.complete(key, with: .failure(error))
             case .success(let bytes):
                 ticket.run { [self] in
-                    let rendered = Result { () throws(ThumbnailError) in
-                        try renderer.render(original: bytes, spec: spec)
+                    guard wasCached else {
+                        // The first size of this source: streamed, nothing else kept.
+                        return store(
+                            render(\.fromOriginal) { () throws(ThumbnailError) in
+                                try renderer.render(original: bytes, spec: spec)
+                            }, key)
                     }
-                    if case .success(let made) = rendered {
-                        counters.withLock {
-                            $0.transforms += 1
-                            $0.decodes += 1
-                        }
-                        keep(made.decoded, forKey: decodedKey)
+                    // Asked for before: this is a further size, so a reusable copy will pay.
+                    let made = Result { () throws(ThumbnailError) in
+                        try renderer.renderKeepingCopy(original: bytes, spec: spec)
                     }
-                    return store(rendered.map(\.image), key)
+                    if case .success(let (_, copy?)) = made { keep(copy, forKey: copyKey) }
+                    let counter: WritableKeyPath<PipelineMetrics.Renders, Int> =
+                        (try? made.get().copy) != nil ? \.copiesMade : \.fromOriginal
+                    return store(render(counter) { () throws(ThumbnailError) in try made.get().image }, key)
                 } then: { [self] result in
                     variantFlights.complete(key, with: result)
                 }
@@ -125,57 +136,83 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// Caches a made thumbnail under its variant key.
-    private func store(_ result: Result<EncodedImage, ThumbnailError>, _ key: String) -> Result<
-        CachedImage, ThumbnailError
+    /// Runs one render and counts it under `counter`, or its failure by code.
+    private func render(
+        _ counter: WritableKeyPath<PipelineMetrics.Renders, Int>, _ body: () throws(ThumbnailError) -> EncodedImage
+    ) -> Result<EncodedImage, ThumbnailError> {
+        let result = Result(catching: body)
+        counters.withLock { counters in
+            switch result {
+            case .success: counters.renders[keyPath: counter] += 1
+            case .failure(let error): counters.renders.failed[error.code, default: 0] += 1
+            }
+        }
+        return result
+    }
+
+    /// Caches a made thumbnail under its variant key, with the host's prepared form.
+    private func store(_ result: Result<EncodedImage, ThumbnailError>, _ key: CacheKey) -> Result<
+        Variant, ThumbnailError
     > {
         result.map { image in
-            let variant = CachedImage(
-                bytes: image.bytes, kind: .variant(image.format, width: image.width, height: image.height))
-            cache.insert(variant, forKey: key)
+            let fingerprint = Variant.fingerprint(of: image.bytes)
+            let variant = Variant(image: image, fingerprint: fingerprint, prepared: prepare(image, fingerprint))
+            cache.insert(.variant(variant), forKey: key)
             return variant
         }
     }
 
     /// Keeps a decoded copy unless the cache already has a larger one of the same source.
-    private func keep(_ decoded: DecodedSource, forKey key: String) {
-        if let existing = cache.peek(key)?.decoded, existing.width * existing.height >= decoded.width * decoded.height {
+    private func keep(_ copy: DecodedSource<Imaging.Decoded>, forKey key: CacheKey) {
+        if case .decoded(let existing) = cache.peek(key), existing.width * existing.height >= copy.width * copy.height {
             return
         }
-        cache.insert(CachedImage(bytes: decoded.pixels, kind: .decoded(decoded), etag: ""), forKey: key)
+        cache.insert(.decoded(copy), forKey: key)
     }
 
-    /// `POST /prefetch`: admits the work now (or throws `queueFull`), then loads the original —
-    /// and the variant when the request has a spec — at background priority.
+    /// Prefetch: admits the work now (or throws `queueFull`), then loads the original — and the
+    /// variant when the request has a spec — at background priority.
     public func prefetch(_ request: ThumbnailRequest) throws(ThumbnailError) {
-        if request.spec != nil {
-            if cachedVariant(request) != nil { return }
+        if let spec = request.spec {
+            if cachedVariant(.variant(request.source, spec)) != nil { return }
             // Checked here so the client hears "full" now, not never.
             guard let probe = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
             probe.release()
             thumbnail(request, priority: .background) { _, _ in }
             return
         }
-        if cache.peek(request.sourceKey) != nil { return }
+        if cache.peek(.original(request.source)) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
-        original(request.source) { _ in ticket.release() }
+        original(request.source) { _, _ in ticket.release() }
     }
 
-    /// The source's bytes: from the cache, or fetched once however many ask at the same time.
+    /// Lets the workers finish what is queued, then end; new work is refused.
+    public func stop() { workers.stop() }
+
+    /// The source's bytes: from the cache (`wasCached`), or fetched once however many ask at the
+    /// same time.
     private func original(
-        _ source: SourceURL, completion: @escaping @Sendable (Result<ImageBytes, ThumbnailError>) -> Void
+        _ source: SourceURL,
+        completion: @escaping @Sendable (_ result: Result<ImageBytes, ThumbnailError>, _ wasCached: Bool) -> Void
     ) {
         let key = CacheKey.original(source)
-        if let cached = cache.value(forKey: key) {
-            completion(.success(cached.bytes))
+        if case .original(let bytes) = cache.value(forKey: key) {
+            completion(.success(bytes), true)
             return
         }
-        guard sourceFlights.join(key, completion) else { return }
-        counters.withLock { $0.fetches += 1 }
+        guard sourceFlights.join(key, { completion($0, false) }) else { return }
+        counters.withLock { $0.fetches.started += 1 }
         fetcher.fetch(source) { [self] result in
-            if case .success(let bytes) = result {
-                cache.insert(CachedImage(bytes: bytes, kind: .original, etag: ""), forKey: key)
+            counters.withLock { counters in
+                switch result {
+                case .success(let bytes):
+                    counters.fetches.succeeded += 1
+                    counters.fetches.bytes += bytes.count
+                case .failure(let error):
+                    counters.fetches.failed[error.code, default: 0] += 1
+                }
             }
+            if case .success(let bytes) = result { cache.insert(.original(bytes), forKey: key) }
             sourceFlights.complete(key, with: result)
         }
     }

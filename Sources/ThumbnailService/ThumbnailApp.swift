@@ -2,13 +2,17 @@ import Foundation
 import HTTPServer
 import ThumbnailCore
 
+/// The pipeline as the service runs it: libvips images, the HTTP layer's hit responses prepared
+/// with each stored variant.
+public typealias Pipeline = ThumbnailPipeline<VipsImaging, HitResponses>
+
 /// The assembled service: configuration in, a running HTTP server out. `main` and the tests
 /// build it the same way.
 public final class ThumbnailApp: Sendable {
     public static let version = "0.1.0"
 
     public let configuration: ServiceConfiguration
-    public let pipeline: ThumbnailPipeline
+    public let pipeline: Pipeline
     let log: RequestLog
     private let server: HTTPServer
     private let fetcher: CurlImageFetcher
@@ -26,11 +30,15 @@ public final class ThumbnailApp: Sendable {
                 connectTimeout: .milliseconds(Int64(configuration.connectTimeout * 1000)),
                 totalTimeout: .milliseconds(Int64(configuration.fetchTimeout * 1000)),
                 maxBytes: configuration.maxSourceBytes))
-        let pipeline = ThumbnailPipeline(
-            cache: ImageCache(budget: configuration.cacheBytes),
+        let cacheControl = "public, max-age=\(configuration.cacheMaxAge)"
+        let pipeline = Pipeline(
+            cache: ImageCache<Pipeline.Entry>(budget: configuration.cacheBytes),
             workers: WorkerPool(workers: configuration.workers, queueCapacity: configuration.queueCapacity),
-            fetcher: custom ?? fetcher, transformer: VipsImageTransformer(),
-            limits: .init(maxSourcePixels: configuration.maxSourcePixels))
+            fetcher: custom ?? fetcher, imaging: VipsImaging(),
+            limits: .init(maxSourcePixels: configuration.maxSourcePixels)
+        ) { image, fingerprint in
+            HitResponses(image, fingerprint: fingerprint, cacheControl: cacheControl)
+        }
         let routes = Routes(pipeline: pipeline, configuration: configuration, log: log)
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
@@ -64,7 +72,7 @@ public final class ThumbnailApp: Sendable {
             ThumbnailError(.shuttingDown), requestID: "shutdown", retryAfter: configuration.retryAfter)
         late.headers.append(("X-Request-Id", "shutdown"))
         server.shutdown(grace: .milliseconds(Int64(configuration.shutdownGrace * 1000)), lateResponse: late)
-        pipeline.workers.stop()
+        pipeline.stop()
         fetcher.shutdown()
         log.event("stopped")
         log.flush()

@@ -2,15 +2,53 @@ import Foundation
 import Synchronization
 import ThumbnailCore
 
-/// A fetcher that answers from a table after an optional delay, counting calls per URL.
+/// A gate a test opens: whatever waits on it (a fake fetch, a fake render) is held until then,
+/// so tests order events by what happened, never by how long they waited.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiting: [@Sendable () -> Void])>((false, []))
+
+    init(open: Bool = false) { state.withLock { $0.open = open } }
+
+    /// Runs `action` now if open, else when `open()` is called (on that thread).
+    func whenOpen(_ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.open { return true }
+            state.waiting.append(action)
+            return false
+        }
+        if now { action() }
+    }
+
+    /// Blocks the calling (worker) thread until open.
+    func wait() {
+        let semaphore = DispatchSemaphore(value: 0)
+        whenOpen { semaphore.signal() }
+        semaphore.wait()
+    }
+
+    /// Holds whatever comes next until `open()` again.
+    func close() { state.withLock { $0.open = false } }
+
+    func open() {
+        let waiting = state.withLock { state -> [@Sendable () -> Void] in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for action in waiting { action() }
+    }
+}
+
+/// A fetcher that answers from a table once its gate is open (at once by default), counting calls
+/// per URL.
 final class FakeFetcher: ImageFetching {
     let bodies: [String: Result<[UInt8], ThumbnailError>]
-    let delay: Duration
+    let gate: Gate
     private let calls = Mutex<[String: Int]>([:])
 
-    init(_ bodies: [String: Result<[UInt8], ThumbnailError>], delay: Duration = .milliseconds(50)) {
+    init(_ bodies: [String: Result<[UInt8], ThumbnailError>], gate: Gate = Gate(open: true)) {
         self.bodies = bodies
-        self.delay = delay
+        self.gate = gate
     }
 
     func count(_ url: String) -> Int { calls.withLock { $0[url] ?? 0 } }
@@ -20,27 +58,31 @@ final class FakeFetcher: ImageFetching {
         let key = url.description
         calls.withLock { $0[key, default: 0] += 1 }
         let answer = bodies[key] ?? .failure(ThumbnailError(.sourceNotFound))
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            completion(answer.map { ImageBytes($0) })
-        }
+        // Never on the caller's thread: a real fetch completes on curl's I/O thread.
+        gate.whenOpen { DispatchQueue.global().async { completion(answer.map { ImageBytes($0) }) } }
+    }
+}
+
+/// The fake library's decoded copy.
+final class FakeCopy: Sendable {
+    let width: Int
+    let height: Int
+    init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
     }
 }
 
 /// "Decodes" a source whose first byte is its width / 10 and second its height / 10, and
-/// "encodes" a thumbnail as the spec's canonical text.
-final class FakeTransformer: ImageTransforming {
-    let delay: Duration
-    let gate: Mutex<Bool>
-    private let counter = Mutex(0)
+/// "encodes" a thumbnail as the text of its size. Renders wait on `gate` (open by default).
+final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
+    let gate: Gate
     let decodes = Mutex(0)
+    private let counter = Mutex(0)
 
-    init(delay: Duration = .zero) {
-        self.delay = delay
-        self.gate = Mutex(true)
-    }
+    init(gate: Gate = Gate(open: true)) { self.gate = gate }
 
-    var transforms: Int { counter.withLock { $0 } }
+    var encodes: Int { counter.withLock { $0 } }
 
     func inspect(_ source: ImageBytes) throws(ThumbnailError) -> SourceInfo {
         let bytes = source.array
@@ -48,41 +90,69 @@ final class FakeTransformer: ImageTransforming {
         return SourceInfo(format: .jpeg, width: Int(bytes[0]) * 10, height: Int(bytes[1]) * 10)
     }
 
-    func decode(_ source: ImageBytes, info: SourceInfo, width: Int, height: Int) throws(ThumbnailError)
-        -> DecodedSource
+    func decode(_ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int) throws(ThumbnailError)
+        -> DecodedSource<FakeCopy>
     {
         decodes.withLock { $0 += 1 }
-        let w = min(width, info.width)
-        let h = min(height, info.height)
-        return DecodedSource(pixels: ImageBytes([UInt8](repeating: 1, count: w * h)), width: w, height: h, source: info)
+        let scale = min(1, Double(width) / Double(info.width), Double(height) / Double(info.height))
+        let w = max(1, Int((Double(info.width) * scale).rounded()))
+        let h = max(1, Int((Double(info.height) * scale).rounded()))
+        return DecodedSource(handle: FakeCopy(width: w, height: h), width: w, height: h, byteCount: w * h, source: info)
     }
 
-    func encode(
-        _ decoded: DecodedSource, resize: Resize, format: OutputFormat, quality: Int, opaqueFormat: OutputFormat?
-    ) throws(ThumbnailError) -> EncodedImage {
+    func encode(_ input: EncodeInput<FakeCopy>, resize: Resize, output: OutputChoice) throws(ThumbnailError)
+        -> EncodedImage
+    {
         counter.withLock { $0 += 1 }
-        if delay > .zero {
-            Thread.sleep(
-                forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds))
-        }
+        gate.wait()
         guard case .exact(let width, let height) = resize else { throw ThumbnailError(.internal, "fake: exact only") }
+        if case .decoded(let copy) = input, copy.handle.width < width {
+            throw ThumbnailError(.internal, "fake: cut larger than its copy")
+        }
         return EncodedImage(
-            bytes: ImageBytes(Array("w=\(width),h=\(height)".utf8)), format: format, width: width, height: height)
+            bytes: ImageBytes(Array("w=\(width),h=\(height)".utf8)), format: output.format, width: width, height: height
+        )
+    }
+}
+
+typealias FakePipeline = ThumbnailPipeline<FakeImaging, String>
+
+/// A pipeline over the fakes; `Prepared` is the variant's text, to check it travels with the entry.
+func makePipeline(
+    _ fetcher: FakeFetcher, _ imaging: FakeImaging, workers: Int = 2, queue: Int = 64, budget: Int = 10_000_000,
+    maxSourcePixels: Int = 75_000_000
+) -> FakePipeline {
+    FakePipeline(
+        cache: ImageCache<FakePipeline.Entry>(budget: budget),
+        workers: WorkerPool(workers: workers, queueCapacity: queue),
+        fetcher: fetcher, imaging: imaging, limits: .init(maxSourcePixels: maxSourcePixels)
+    ) { image, _ in
+        "prepared " + String(decoding: image.bytes.array, as: UTF8.self)
     }
 }
 
 extension ThumbnailPipeline {
     /// Async bridge for tests (the pipeline itself never touches the cooperative pool).
-    func thumbnail(_ request: ThumbnailRequest) async -> (Result<CachedImage, ThumbnailError>, Outcome) {
+    func thumbnail(_ request: ThumbnailRequest) async -> (Result<Variant, ThumbnailError>, Outcome) {
         await withCheckedContinuation { continuation in
             thumbnail(request) { result, outcome in continuation.resume(returning: (result, outcome)) }
         }
     }
+
+    /// Waits (bounded; not a timing assertion) until `condition` holds of the metrics.
+    func eventually(_ condition: (PipelineMetrics) -> Bool) async -> Bool {
+        for _ in 0..<1000 {
+            if condition(metrics) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(metrics)
+    }
 }
 
-func request(_ url: String, _ extra: [(String, String?)] = [("w", "100")], accept: String? = nil) throws
-    -> ThumbnailRequest
-{
-    try RequestParser.parse(
-        query: [("url", url)] + extra.map { (name: $0.0, value: $0.1) }, accept: accept, route: .thumb)
+func request(_ url: String, _ extra: [(String, String?)] = [("w", "100")]) throws -> ThumbnailRequest {
+    try RequestParser.parse(query: [("url", url)] + extra.map { (name: $0.0, value: $0.1) }, requireSpec: true)
+}
+
+func text(_ result: Result<CachedVariant<String>, ThumbnailError>) throws -> String {
+    String(decoding: try result.get().image.bytes.array, as: UTF8.self)
 }

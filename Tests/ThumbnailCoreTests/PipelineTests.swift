@@ -7,98 +7,117 @@ import Testing
 @Suite struct PipelineTests {
     let photo = "http://origin.example/photo.jpg"
 
-    func pipeline(_ fetcher: FakeFetcher, _ transformer: FakeTransformer, workers: Int = 2, queue: Int = 64)
-        -> ThumbnailPipeline
-    {
-        ThumbnailPipeline(
-            cache: ImageCache(budget: 10_000_000), workers: WorkerPool(workers: workers, queueCapacity: queue),
-            fetcher: fetcher, transformer: transformer)
-    }
-
     @Test func concurrentRequestsForOneVariantDoTheWorkOnce() async throws {
-        let fetcher = FakeFetcher([photo: .success([100, 50])])
-        let transformer = FakeTransformer()
-        let pipeline = pipeline(fetcher, transformer)
+        let fetcher = FakeFetcher([photo: .success([100, 50])], gate: Gate())
+        let imaging = FakeImaging()
+        let pipeline = makePipeline(fetcher, imaging)
         let req = try request(photo)
-        let outcomes = await withTaskGroup(of: ThumbnailPipeline.Outcome.self) { group in
+        async let outcomes = withTaskGroup(of: FakePipeline.Outcome.self) { group in
             for _ in 0..<50 { group.addTask { await pipeline.thumbnail(req).1 } }
-            return await group.reduce(into: [ThumbnailPipeline.Outcome]()) { $0.append($1) }
+            return await group.reduce(into: [FakePipeline.Outcome]()) { $0.append($1) }
         }
+        // Everyone has joined the one flight before its fetch may finish.
+        #expect(await pipeline.eventually { $0.coalesced == 49 })
+        fetcher.gate.open()
+        let all = await outcomes
         #expect(fetcher.count(photo) == 1)
-        #expect(transformer.transforms == 1)
-        #expect(outcomes.filter { $0 == .miss }.count == 1)
-        #expect(outcomes.filter { $0 == .coalesced }.count == 49)
+        #expect(imaging.encodes == 1)
+        #expect(all.filter { $0 == .miss }.count == 1)
+        #expect(all.filter { $0 == .coalesced }.count == 49)
         let (again, outcome) = await pipeline.thumbnail(req)
         #expect(outcome == .hit)
-        #expect(String(decoding: try again.get().bytes.array, as: UTF8.self) == "w=100,h=50")
+        #expect(try text(again) == "w=100,h=50")
+        #expect(try again.get().prepared == "prepared w=100,h=50")  // made once, kept with the entry
+        let metrics = pipeline.metrics
+        #expect(metrics.cache[.variant].hits == 1)
+        #expect(metrics.cache[.variant].entries == 1 && metrics.cache[.original].entries == 1)
+        #expect(metrics.fetches.started == 1 && metrics.fetches.succeeded == 1 && metrics.fetches.bytes == 2)
+        #expect(metrics.renders.fromOriginal == 1)
     }
 
-    @Test func differentWidthsOfOneSourceFetchItOnce() async throws {
-        let fetcher = FakeFetcher([photo: .success([100, 50])])
-        let transformer = FakeTransformer()
-        let pipeline = pipeline(fetcher, transformer)
-        await withTaskGroup(of: Void.self) { group in
+    @Test func theFirstSizeStreamsALaterOneMakesACopyAndTheRestAreCutFromIt() async throws {
+        let fetcher = FakeFetcher([photo: .success([200, 100])], gate: Gate())
+        let imaging = FakeImaging()
+        let pipeline = makePipeline(fetcher, imaging)
+        // Twenty widths of one new source at once: one fetch, each streamed from the original.
+        async let first: Void = withTaskGroup(of: Void.self) { group in
             for width in 100..<120 {
                 let req = try! request(photo, [("w", "\(width)")])
                 group.addTask { _ = await pipeline.thumbnail(req) }
             }
         }
+        #expect(await pipeline.eventually { $0.workers.admitted == 20 })
+        fetcher.gate.open()
+        await first
         #expect(fetcher.count(photo) == 1)
-        #expect(transformer.transforms == 20)
+        var renders = pipeline.metrics.renders
+        #expect((renders.fromOriginal, renders.copiesMade, renders.fromCopy) == (20, 0, 0))
+        #expect(imaging.decodes.withLock { $0 } == 0)
+        // The original is cached now: the next size decodes a reusable copy (2000 px fits 1024).
         _ = await pipeline.thumbnail(try request(photo, [("w", "300")]))
+        #expect(imaging.decodes.withLock { $0 } == 1)
+        for width in [40, 45, 50, 512] { _ = await pipeline.thumbnail(try request(photo, [("w", "\(width)")])) }
+        renders = pipeline.metrics.renders
+        #expect((renders.fromOriginal, renders.copiesMade, renders.fromCopy) == (20, 1, 4))
+        #expect(imaging.decodes.withLock { $0 } == 1)
+        #expect(pipeline.metrics.cache[.decoded].entries == 1)
+        // More than half the copy's resolution: from the original again, not upscaled from the copy.
+        let (large, _) = await pipeline.thumbnail(try request(photo, [("w", "600")]))
+        #expect(try text(large) == "w=600,h=300")
+        #expect(pipeline.metrics.renders.fromOriginal == 21)
         #expect(fetcher.count(photo) == 1)
-        // Once a decoded copy exists, new sizes well below it are cut from it without decoding.
-        let decodesBefore = transformer.decodes.withLock { $0 }
-        for width in [40, 45, 50] { _ = await pipeline.thumbnail(try request(photo, [("w", "\(width)")])) }
-        #expect(transformer.decodes.withLock { $0 } == decodesBefore)
-        #expect(pipeline.statistics.fromDecoded >= 3)
     }
 
-    @Test func pixelLimitRefusesBeforeTransforming() async throws {
+    @Test func pixelLimitRefusesBeforeRendering() async throws {
         let fetcher = FakeFetcher([photo: .success([250, 250])])
-        let transformer = FakeTransformer()
-        let pipeline = ThumbnailPipeline(
-            cache: ImageCache(budget: 1_000_000), workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher,
-            transformer: transformer, limits: .init(maxSourcePixels: 2500 * 2499))
+        let imaging = FakeImaging()
+        let pipeline = makePipeline(fetcher, imaging, workers: 1, queue: 4, maxSourcePixels: 2500 * 2499)
         let (result, _) = await pipeline.thumbnail(try request(photo))
         #expect(throws: ThumbnailError(.tooManyPixels, "2500x2500 is over the 6247500-pixel limit")) {
             try result.get()
         }
-        #expect(transformer.transforms == 0)
+        #expect(imaging.encodes == 0)
+        #expect(pipeline.metrics.renders.failed[.tooManyPixels] == 1)
     }
 
     @Test func fetchErrorsReachEveryWaiterAndAreNotCached() async throws {
-        let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.originFailed))])
-        let pipeline = pipeline(fetcher, FakeTransformer())
+        let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.originFailed))], gate: Gate())
+        let pipeline = makePipeline(fetcher, FakeImaging())
         let req = try request(photo)
         async let a = pipeline.thumbnail(req)
         async let b = pipeline.thumbnail(req)
+        #expect(await pipeline.eventually { $0.coalesced == 1 })
+        fetcher.gate.open()
         let (ra, rb) = await (a, b)
-        #expect(throws: ThumbnailError.self) { try ra.0.get() }
-        #expect(throws: ThumbnailError.self) { try rb.0.get() }
+        #expect(throws: ThumbnailError(.originFailed)) { try ra.0.get() }
+        #expect(throws: ThumbnailError(.originFailed)) { try rb.0.get() }
         _ = await pipeline.thumbnail(req)
         #expect(fetcher.count(photo) == 2)
+        #expect(pipeline.metrics.fetches.failed[.originFailed] == 2)
+        #expect(pipeline.metrics.workers.admitted == 0)
     }
 
     @Test func fullQueueRejectsNewMissesAtOnceButServesHits() async throws {
         var table: [String: Result<[UInt8], ThumbnailError>] = [:]
         for i in 0..<4 { table["http://origin.example/\(i)"] = .success([10, 10]) }
-        let fetcher = FakeFetcher(table, delay: .milliseconds(400))
-        let pipeline = pipeline(fetcher, FakeTransformer(), workers: 1, queue: 1)
+        let fetcher = FakeFetcher(table, gate: Gate(open: true))
+        let pipeline = makePipeline(fetcher, FakeImaging(), workers: 1, queue: 1)
         let warm = try request("http://origin.example/3")
         _ = await pipeline.thumbnail(warm)
-        // Two slow misses fill workers + queue (1 + 1): admission happens synchronously inside
+        fetcher.gate.close()
+        // Two held misses fill workers + queue (1 + 1): admission happens synchronously inside
         // `thumbnail`, before the fetch, so the third is refused without waiting for anything.
         let done = DispatchGroup()
         for i in 0..<2 {
             done.enter()
             pipeline.thumbnail(try request("http://origin.example/\(i)")) { _, _ in done.leave() }
         }
-        let third = Mutex<Result<CachedImage, ThumbnailError>?>(nil)
+        let third = Mutex<Result<FakePipeline.Variant, ThumbnailError>?>(nil)
         pipeline.thumbnail(try request("http://origin.example/2")) { result, _ in third.withLock { $0 = result } }
         #expect(throws: ThumbnailError(.queueFull, "worker queue full")) { try third.withLock { $0 }?.get() }
-        #expect(pipeline.cachedVariant(warm) != nil)
-        #expect(pipeline.workers.statistics.rejected == 1)
+        #expect(pipeline.cachedVariant(try #require(warm.variantKey)) != nil)
+        #expect(pipeline.metrics.workers.rejected == 1)
+        fetcher.gate.open()
         await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() } }
         #expect(fetcher.count("http://origin.example/2") == 0)
     }
@@ -112,7 +131,9 @@ import Testing
         let tickets = (0..<3).map { _ in pool.reserve(.background)! } + (0..<3).map { _ in pool.reserve(.interactive)! }
         for (index, ticket) in tickets.enumerated() { ticket.run { order.append(index < 3 ? "bg" : "fg") } }
         gate.signal()
-        while pool.statistics.admitted > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // Bounded wait for the queue to drain (not a timing assertion).
+        for _ in 0..<1000 where pool.statistics.admitted > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(pool.statistics.admitted == 0)
         #expect(order.entries == ["fg", "fg", "fg", "bg", "bg", "bg"])
     }
 
@@ -146,13 +167,13 @@ import Testing
 
     @Test func prefetchLoadsTheOriginalOnce() async throws {
         let fetcher = FakeFetcher([photo: .success([100, 50])])
-        let pipeline = pipeline(fetcher, FakeTransformer())
-        try pipeline.prefetch(try RequestParser.parse(query: [("url", photo)], accept: nil, route: .prefetch))
-        while pipeline.cache.peek(CacheKey.original(try SourceURL(parsing: photo))) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let pipeline = makePipeline(fetcher, FakeImaging())
+        try pipeline.prefetch(try RequestParser.parse(query: [("url", photo)], requireSpec: false))
+        #expect(await pipeline.eventually { $0.cache[.original].entries == 1 && $0.workers.admitted == 0 })
         _ = await pipeline.thumbnail(try request(photo))
         #expect(fetcher.count(photo) == 1)
+        // Prefetched means asked for before: the first size makes the reusable copy.
+        #expect(pipeline.metrics.renders.copiesMade == 1)
     }
 }
 
@@ -161,11 +182,10 @@ final class Weak: @unchecked Sendable {
     init(_ object: AnyObject) { self.object = object }
 }
 
-final class OrderLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func append(_ item: String) { lock.withLock { items.append(item) } }
-    var entries: [String] { lock.withLock { items } }
+final class OrderLog: Sendable {
+    private let items = Mutex<[String]>([])
+    func append(_ item: String) { items.withLock { $0.append(item) } }
+    var entries: [String] { items.withLock { $0 } }
 }
 
 @Suite struct GeometryTests {
@@ -194,29 +214,38 @@ final class OrderLog: @unchecked Sendable {
                 == .cover(width: 600, height: 400, crop: .centre))
     }
 
+    func copy(_ width: Int, _ height: Int, of info: SourceInfo) -> DecodedSource<FakeCopy> {
+        DecodedSource(
+            handle: FakeCopy(width: width, height: height), width: width, height: height, byteCount: 1, source: info)
+    }
+
     @Test func decodedCopiesServeOnlySizesWellBelowThem() {
         let info = SourceInfo(format: .jpeg, width: 6000, height: 4000)
-        let copy = DecodedSource(pixels: ImageBytes([0]), width: 750, height: 500, source: info)
-        #expect(copy.canServe(spec(375)))
-        #expect(copy.canServe(spec(200)))
-        #expect(!copy.canServe(spec(400)))
-        #expect(!copy.canServe(spec(300, 300, .fill)))  // 300 of 4000 tall needs more than half of 500
-        let full = DecodedSource(
-            pixels: ImageBytes([0]), width: 600, height: 400, source: SourceInfo(format: .png, width: 600, height: 400))
+        let reduced = copy(750, 500, of: info)
+        #expect(reduced.canServe(spec(375)))
+        #expect(reduced.canServe(spec(200)))
+        #expect(!reduced.canServe(spec(400)))
+        #expect(!reduced.canServe(spec(300, 300, .fill)))  // 300 of 4000 tall needs more than half of 500
+        let full = copy(600, 400, of: SourceInfo(format: .png, width: 600, height: 400))
         #expect(full.canServe(spec(600)))
     }
 
-    @Test func decodeBoxesAreTwiceTheOutputUpToTheReusableSize() {
-        let jpeg = SourceInfo(format: .jpeg, width: 6000, height: 4000)
-        // JPEG: the shrink-on-load size that covers 2× the output (1/8 = 750×500 covers 600×400).
-        #expect(ThumbnailRenderer.decodeBox(for: spec(300), source: jpeg) == (750, 500))
-        // 2 × 399 = 798 needs 1/4 (1500), capped at the reusable 1024.
-        #expect(ThumbnailRenderer.decodeBox(for: spec(399), source: jpeg) == (1024, 683))
-        let png = SourceInfo(format: .png, width: 6000, height: 4000)
-        #expect(ThumbnailRenderer.decodeBox(for: spec(300), source: png) == (1024, 683))
-        // Beyond the reusable size: decode to the output itself.
-        #expect(ThumbnailRenderer.decodeBox(for: spec(2000), source: png) == (2000, 1334))
-        let small = SourceInfo(format: .png, width: 400, height: 300)
-        #expect(ThumbnailRenderer.decodeBox(for: spec(100), source: small) == (400, 300))
+    @Test func copiesFitTheReusableSideAndNeverUpscale() {
+        typealias Renderer = ThumbnailRenderer<FakeImaging>
+        #expect(Renderer.copyBox(for: SourceInfo(format: .jpeg, width: 6000, height: 4000)) == (1024, 683))
+        #expect(Renderer.copyBox(for: SourceInfo(format: .png, width: 1000, height: 3000)) == (342, 1024))
+        #expect(Renderer.copyBox(for: SourceInfo(format: .png, width: 400, height: 300)) == (400, 300))
+    }
+
+    @Test func dprMultipliesTheBoxAndSharesTheKey() throws {
+        let source = "http://a.example/x.jpg"
+        let double = try request(source, [("w", "300"), ("h", "200"), ("dpr", "2")])
+        #expect(double.spec?.width == 600 && double.spec?.height == 400)
+        #expect(double.variantKey == (try request(source, [("w", "600"), ("h", "400")])).variantKey)
+        let oneAndAHalf = try request(source, [("w", "333"), ("dpr", "1.5")])
+        #expect(oneAndAHalf.spec?.width == 500)  // 499.5 rounds up
+        #expect(
+            OutputGeometry.resize(for: try #require(oneAndAHalf.spec), sourceWidth: 400, sourceHeight: 300)
+                == .exact(width: 400, height: 300))  // capped by the source like every size
     }
 }

@@ -3,15 +3,13 @@ import Testing
 @testable import ThumbnailCore
 
 @Suite struct RequestParserTests {
-    func parse(_ query: [(String, String?)], accept: String? = nil, route: RequestParser.Route = .thumb)
-        throws(ThumbnailError) -> ThumbnailRequest
-    {
-        try RequestParser.parse(query: query.map { (name: $0.0, value: $0.1) }, accept: accept, route: route)
+    func parse(_ query: [(String, String?)], requireSpec: Bool = true) throws(ThumbnailError) -> ThumbnailRequest {
+        try RequestParser.parse(query: query.map { (name: $0.0, value: $0.1) }, requireSpec: requireSpec)
     }
 
-    func problems(_ query: [(String, String?)], route: RequestParser.Route = .thumb) -> [String] {
+    func problems(_ query: [(String, String?)], requireSpec: Bool = true) -> [String] {
         do {
-            _ = try parse(query, route: route)
+            _ = try parse(query, requireSpec: requireSpec)
             return []
         } catch {
             #expect(error.code == .invalidParameter)
@@ -23,9 +21,18 @@ import Testing
         let request = try parse([("url", "HTTP://Example.ORG:80/a.jpg?x=1#frag"), ("w", "300")])
         #expect(request.source.description == "http://example.org/a.jpg?x=1")
         #expect(request.spec == TransformSpec(width: 300))
-        #expect(request.variantKey == "v|http://example.org/a.jpg?x=1|w=300,h=-,fit=inside,crop=-,fmt=source,q=80")
-        let same = try parse([("w", "300"), ("q", "80"), ("fit", "inside"), ("url", "http://example.org/a.jpg?x=1")])
+        #expect(request.variantKey == .variant(request.source, TransformSpec(width: 300)))
+        #expect(request.spec?.canonical == "w=300,h=-,fit=inside,crop=-,fmt=source,q=80")
+        let same = try parse([
+            ("w", "300"), ("q", "80"), ("fit", "inside"), ("dpr", "1.0"), ("url", "http://example.org/a.jpg?x=1"),
+        ])
         #expect(same.variantKey == request.variantKey)
+        // crop only counts with cover: the same output, the same key.
+        let cover = try parse([("url", "http://example.org/a.jpg?x=1"), ("w", "30"), ("h", "30"), ("fit", "cover")])
+        let coverCentre = try parse([
+            ("url", "http://example.org/a.jpg?x=1"), ("w", "30"), ("h", "30"), ("fit", "cover"), ("crop", "centre"),
+        ])
+        #expect(cover.variantKey == coverCentre.variantKey)
     }
 
     @Test func everyBadParameterIsNamed() {
@@ -44,21 +51,46 @@ import Testing
         #expect(problems([("url", "http://a.example/x"), ("w", nil)]) == ["w"])
         #expect(problems([("url", "ftp://a.example/x"), ("w", "10")]) == ["url"])
         #expect(problems([("url", "/relative.jpg"), ("w", "10")]) == ["url"])
+        for bad in ["0.9", "4.1", "1.25", "+2", "2.", ".5", "2e0", "x", " 2"] {
+            #expect(problems([("url", "http://a.example/x"), ("w", "10"), ("dpr", bad)]) == ["dpr"], "dpr=\(bad)")
+        }
+        for good in ["1", "1.0", "1.5", "2", "3.9", "4", "4.0"] {
+            #expect(problems([("url", "http://a.example/x"), ("w", "10"), ("dpr", good)]) == [], "dpr=\(good)")
+        }
+    }
+
+    @Test func everyDefinedParameterIsParsedAndNothingElse() throws {
+        // The table is the vocabulary: each of its names is known, with a value of its kind.
+        for parameter in RequestParameter.all {
+            let sample: String
+            switch parameter.kind {
+            case .url: continue
+            case .integer(let range): sample = String(range.upperBound)
+            case .decimal(let range, _): sample = String(Int(range.upperBound))
+            case .choice(let words): sample = words[0]
+            }
+            var query: [(String, String?)] = [
+                ("url", "http://a.example/x"), ("w", "10"), ("h", "10"), ("fit", "cover"),
+            ]
+            query.removeAll { $0.0 == parameter.name }
+            query.append((parameter.name, sample))
+            #expect(problems(query) == [], "\(parameter.name)=\(sample)")
+        }
     }
 
     @Test func prefetchMayOmitTheWidth() throws {
-        let request = try parse([("url", "https://a.example/x.png")], route: .prefetch)
+        let request = try parse([("url", "https://a.example/x.png")], requireSpec: false)
         #expect(request.spec == nil)
-        #expect(problems([("url", "https://a.example/x.png"), ("q", "50")], route: .prefetch) == ["w"])
+        #expect(problems([("url", "https://a.example/x.png"), ("q", "50")], requireSpec: false) == ["w"])
+        #expect(problems([("url", "https://a.example/x.png"), ("dpr", "2")], requireSpec: false) == ["w"])
     }
 
-    @Test func autoFormatFollowsAccept() throws {
+    @Test func autoFormatIsLeftToTheHost() throws {
         let query: [(String, String?)] = [("url", "http://a.example/x"), ("w", "10"), ("format", "auto")]
-        #expect(try parse(query, accept: "image/avif,image/webp,*/*").spec?.format == .exactly(.avif))
-        #expect(try parse(query, accept: "image/webp,*/*;q=0.8").spec?.format == .exactly(.webp))
-        #expect(try parse(query, accept: "image/avif;q=0, image/webp").spec?.format == .exactly(.webp))
-        #expect(try parse(query, accept: "*/*").spec?.format == .source)
-        #expect(try parse(query, accept: nil).variesOnAccept)
+        let request = try parse(query)
+        #expect(request.formatIsNegotiated)
+        #expect(request.choosingFormat(.exactly(.webp)).spec?.format == .exactly(.webp))
+        #expect(try !parse([("url", "http://a.example/x"), ("w", "10"), ("format", "png")]).formatIsNegotiated)
     }
 
     @Test func sourceURLsAreParsedStrictly() throws {

@@ -21,7 +21,7 @@ import Testing
         #expect(other.status == 200)
         #expect(try other.image().width == 120)
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
-        #expect(h.app.pipeline.statistics.fetches == 1)
+        #expect(h.app.pipeline.metrics.fetches.started == 1)
     }
 
     @Test func fiftyConcurrentRequestsCauseOneFetchAndOneResize() async throws {
@@ -31,7 +31,7 @@ import Testing
         #expect(responses.allSatisfy { $0.status == 200 })
         #expect(Set(responses.map(\.body)).count == 1)
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
-        #expect(h.app.pipeline.statistics.transforms == 1)
+        #expect(h.app.pipeline.metrics.renders.thumbnails == 1)
         let outcomes = responses.compactMap { $0.header("x-cache") }
         #expect(outcomes.filter { $0 == "miss" }.count == 1)
         #expect(outcomes.filter { $0 == "coalesced" }.count + outcomes.filter { $0 == "hit" }.count == 49)
@@ -47,7 +47,7 @@ import Testing
         }
         #expect(statuses == Array(repeating: 200, count: 10))
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
-        #expect(h.app.pipeline.statistics.transforms == 10)
+        #expect(h.app.pipeline.metrics.renders.thumbnails == 10)
     }
 
     @Test func onlyIfCachedAnswersFromTheCacheOrNotAtAll() async throws {
@@ -74,7 +74,7 @@ import Testing
         #expect(original.status == 202)
         #expect(
             await Harness.eventually {
-                h.origin.requestCount(path: "/q.jpg") == 1 && h.app.pipeline.workers.statistics.admitted == 0
+                h.origin.requestCount(path: "/q.jpg") == 1 && h.app.pipeline.metrics.workers.admitted == 0
             })
         let thumb = try await h.get(h.thumb("/q.jpg", "w=90"))
         #expect(thumb.status == 200)
@@ -96,7 +96,7 @@ import Testing
         }
         #expect(try await h.get(h.thumb("/warm.jpg")).status == 200)
         async let slow = h.get(h.thumb("/slow.jpg"))
-        #expect(await Harness.eventually { h.app.pipeline.workers.statistics.admitted == 1 })
+        #expect(await Harness.eventually { h.app.pipeline.metrics.workers.admitted == 1 })
         let refused = try await h.get(h.thumb("/other.jpg"))
         try expectProblem(refused, 503)
         #expect(refused.header("retry-after") == "2")
@@ -113,11 +113,8 @@ import Testing
         let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.cacheBytes = budget }
         for width in stride(from: 100, through: 400, by: 5) {
             #expect(try await h.get(h.thumb("/p.jpg", "w=\(width)&format=webp")).status == 200)
-            #expect(h.app.pipeline.cache.statistics.bytes <= budget)
+            #expect(h.app.pipeline.metrics.cache.total.bytes <= budget)
         }
-        let stats = h.app.pipeline.cache.statistics
-        #expect(stats.evictions > 0)
-        let audit = h.app.pipeline.cache.auditedBytes()
-        #expect(audit.listed == audit.counted)
+        #expect(h.app.pipeline.metrics.cache.total.evictions > 0)
     }
 }

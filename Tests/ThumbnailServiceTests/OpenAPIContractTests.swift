@@ -57,7 +57,7 @@ import Testing
 
         // The busy instance: one worker, no queue, one request holding it.
         async let holding = busy.get(busy.thumb("/hang"))
-        #expect(await Harness.eventually { busy.app.pipeline.workers.statistics.admitted == 1 })
+        #expect(await Harness.eventually { busy.app.pipeline.metrics.workers.admitted == 1 })
         record("/thumb", "GET", try await busy.get(busy.thumb("/other")))
         record(
             "/prefetch", "POST",

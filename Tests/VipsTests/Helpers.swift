@@ -2,26 +2,61 @@ import TestSupport
 import Testing
 import Vips
 
-/// Loader nicknames the service allows (everything but the untrusted ones).
-let allowedLoaders: Set<String> = [
+/// The options the service passes: the loaders it takes, strict decoding, default encoders.
+let options = VipsOptions(allowedLoaders: [
     "jpegload_buffer", "pngload_buffer", "webpload_buffer", "gifload_buffer", "heifload_buffer", "tiffload_buffer",
-]
+])
 
-func header(_ bytes: [UInt8], allowed: Set<String> = allowedLoaders) throws(VipsError) -> VipsHeader {
-    try bytes.withUnsafeBytes { buffer in
-        Result { () throws(VipsError) in try Vips.header(of: buffer, allowedLoaders: allowed) }
-    }.get()
+/// What a thumbnail is made from, as the service does it: the original bytes (streamed, first size)
+/// or a decoded copy (later sizes). Most tests run on both.
+enum Input: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case original
+    /// A full-resolution decoded copy.
+    case copy
+    /// A decoded copy fitted inside 1024 × 1024, as the service keeps them.
+    case reducedCopy
+
+    var testDescription: String { rawValue }
 }
 
-func thumbnail(_ bytes: [UInt8], _ options: VipsThumbnailOptions) throws(VipsError) -> VipsThumbnail {
-    try bytes.withUnsafeBytes { buffer in
-        Result { () throws(VipsError) in try Vips.thumbnail(of: buffer, options: options) }
-    }.get()
+/// `withUnsafeBytes` that keeps the typed error (the Array one only rethrows `any Error`).
+func withBytes<T>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(VipsError) -> T) throws(VipsError) -> T {
+    try bytes.withUnsafeBytes { buffer in Result { () throws(VipsError) in try body(buffer) } }.get()
 }
 
-/// Thumbnails and decodes the result.
-func thumbnailDecoded(_ bytes: [UInt8], _ options: VipsThumbnailOptions) throws -> (VipsThumbnail, DecodedImage) {
-    let result = try thumbnail(bytes, options)
+func header(_ bytes: [UInt8], options: VipsOptions = options) throws(VipsError) -> VipsHeader {
+    try withBytes(bytes) { buffer throws(VipsError) in try Vips.header(of: buffer, options: options) }
+}
+
+func decode(_ bytes: [UInt8], width: Int = 10_000_000, height: Int = 10_000_000) throws(VipsError) -> VipsDecodedImage {
+    try withBytes(bytes) { buffer throws(VipsError) in
+        try Vips.decode(of: buffer, fittingWidth: width, height: height, options: options)
+    }
+}
+
+func thumbnail(
+    _ bytes: [UInt8], _ cut: VipsCut, format: VipsOutputFormat = .jpeg, quality: Int = 80,
+    opaqueFormat: VipsOutputFormat? = nil, from input: Input = .original
+) throws(VipsError) -> VipsThumbnail {
+    let encoding = VipsEncoding(format: format, quality: quality, opaqueFormat: opaqueFormat)
+    switch input {
+    case .original:
+        return try withBytes(bytes) { buffer throws(VipsError) in
+            try Vips.thumbnail(of: .encoded(buffer), cut: cut, encoding: encoding, options: options)
+        }
+    case .copy:
+        return try Vips.thumbnail(of: .decoded(decode(bytes)), cut: cut, encoding: encoding, options: options)
+    case .reducedCopy:
+        return try Vips.thumbnail(
+            of: .decoded(decode(bytes, width: 1024, height: 1024)), cut: cut, encoding: encoding, options: options)
+    }
+}
+
+/// Thumbnails and decodes the result, checking the reported size against the file's.
+func thumbnailDecoded(
+    _ bytes: [UInt8], _ cut: VipsCut, format: VipsOutputFormat = .jpeg, from input: Input = .original
+) throws -> (VipsThumbnail, DecodedImage) {
+    let result = try thumbnail(bytes, cut, format: format, from: input)
     let decoded = try Fixtures.decode(result.buffer.bytes)
     #expect(decoded.width == result.width)
     #expect(decoded.height == result.height)

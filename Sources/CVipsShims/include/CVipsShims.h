@@ -79,8 +79,9 @@ int cvips_min(VipsImage *in, double *out);
 
 // MARK: Saving (all output buffers are g_malloc'd; free with g_free)
 
-/// vips_jpegsave_buffer: Q, optimize_coding, no interlace; `strip` drops all metadata.
-int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip);
+/// vips_jpegsave_buffer with Q, optimize_coding and interlace; `strip` drops all metadata.
+int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip,
+                          gboolean optimize_coding, gboolean interlace);
 
 /// vips_pngsave_buffer with zlib `compression` 0...9.
 int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression, gboolean strip);

@@ -1,39 +1,28 @@
 import Synchronization
 
-/// One memory budget for originals and variants: least-recently-used eviction by cost.
+/// One memory budget for originals, decoded copies and variants: least-recently-used eviction by
+/// cost.
 ///
 /// Cost = payload bytes + a fixed per-entry overhead, and the sum never exceeds `budget`. An entry
 /// costing more than `maxEntryCost` (a fixed fraction of the budget) is not stored: one huge
 /// source must not flush everything else. One lock; the private helpers assume it is held.
 /// (Not NSCache: it is not LRU and evicts when it likes.)
-public final class ImageCache: Sendable {
-    public struct Statistics: Sendable, Equatable {
-        public var bytes = 0
-        public var count = 0
-        public var hits = 0
-        public var misses = 0
-        public var evictions = 0
-        public var rejected = 0
-    }
-
-    public static let perEntryOverhead = 256
-    public static let maxEntryFraction = 8
+public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
+    public static var perEntryOverhead: Int { 256 }
+    public static var maxEntryFraction: Int { 8 }
 
     public let budget: Int
     public let maxEntryCost: Int
 
     private final class Node: @unchecked Sendable {
-        let key: String
-        let value: CachedImage
+        let key: CacheKey
+        let value: Value
         let cost: Int
-        /// Something derived from `value` that lives and dies with the entry (the HTTP layer keeps
-        /// its ready-made response here), so it is never kept past eviction.
-        var attachment: AnyObject?
         var newer: Node?
         // Both links are strong: a node is always unlinked before it is dropped, which breaks the cycle.
         var older: Node?
 
-        init(key: String, value: CachedImage, cost: Int) {
+        init(key: CacheKey, value: Value, cost: Int) {
             self.key = key
             self.value = value
             self.cost = cost
@@ -41,106 +30,89 @@ public final class ImageCache: Sendable {
     }
 
     private struct State: ~Copyable {
-        var nodes: [String: Node] = [:]
+        var nodes: [CacheKey: Node] = [:]
         /// Least recently used end; `newest` is the other.
         var oldest: Node?
         var newest: Node?
-        var stats = Statistics()
+        /// Kept under the same lock as the entries: counting a hit costs no other lock.
+        var metrics: CacheMetrics
+        /// Resident cost of all kinds.
+        var bytes = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     public init(budget: Int) {
         self.budget = max(0, budget)
         self.maxEntryCost = self.budget / Self.maxEntryFraction
+        self.state = Mutex(State(metrics: CacheMetrics(budget: self.budget)))
     }
 
-    public static func cost(of value: CachedImage) -> Int { value.bytes.count + perEntryOverhead }
+    public static func cost(of value: Value) -> Int { value.payloadBytes + perEntryOverhead }
 
-    /// The value, marked most recently used; counts a hit or a miss.
-    public func value(forKey key: String) -> CachedImage? {
-        lookup(key)?.value
-    }
-
-    /// Like `value(forKey:)`, with the entry's attachment (see `attach`).
-    public func lookup(_ key: String) -> (value: CachedImage, attachment: AnyObject?)? {
+    public func value(forKey key: CacheKey) -> Value? {
         state.withLock { state in
             guard let node = state.nodes[key] else {
-                state.stats.misses += 1
+                state.metrics[key.kind].misses += 1
                 return nil
             }
-            state.stats.hits += 1
+            state.metrics[key.kind].hits += 1
             if state.newest !== node {
                 Self.unlink(node, &state)
                 Self.pushNewest(node, &state)
             }
-            return (node.value, node.attachment)
+            return node.value
         }
     }
 
-    /// Attaches `object` to the entry under `key` if it still holds the same bytes. The
-    /// attachment is dropped with the entry; its memory is not counted (keep it small).
-    public func attach(_ object: AnyObject, toKey key: String, ifBytes bytes: ImageBytes) {
-        state.withLock { state in
-            guard let node = state.nodes[key], node.value.bytes === bytes else { return }
-            node.attachment = object
-        }
-    }
-
-    /// Looks without counting or reordering.
-    public func peek(_ key: String) -> CachedImage? {
+    public func peek(_ key: CacheKey) -> Value? {
         state.withLock { $0.nodes[key]?.value }
     }
 
     /// Stores `value`, evicting the least recently used entries to make room. Returns false
     /// (and stores nothing) when the entry alone is over `maxEntryCost`.
     @discardableResult
-    public func insert(_ value: CachedImage, forKey key: String) -> Bool {
+    public func insert(_ value: Value, forKey key: CacheKey) -> Bool {
         let cost = Self.cost(of: value)
         // Evicted values are released outside the lock: freeing large buffers is not free.
         var evicted: [Node] = []
         let stored = state.withLock { state -> Bool in
             if let old = state.nodes.removeValue(forKey: key) {
-                Self.unlink(old, &state)
-                state.stats.bytes -= old.cost
-                state.stats.count -= 1
+                Self.forget(old, &state)
                 evicted.append(old)
             }
             guard cost <= maxEntryCost else {
-                state.stats.rejected += 1
+                state.metrics[key.kind].rejected += 1
                 return false
             }
-            while state.stats.bytes + cost > budget, let victim = state.oldest {
+            while state.bytes + cost > budget, let victim = state.oldest {
                 state.nodes.removeValue(forKey: victim.key)
-                Self.unlink(victim, &state)
-                state.stats.bytes -= victim.cost
-                state.stats.count -= 1
-                state.stats.evictions += 1
+                Self.forget(victim, &state)
+                state.metrics[victim.key.kind].evictions += 1
                 evicted.append(victim)
             }
             let node = Node(key: key, value: value, cost: cost)
             state.nodes[key] = node
             Self.pushNewest(node, &state)
-            state.stats.bytes += cost
-            state.stats.count += 1
+            state.bytes += cost
+            state.metrics[key.kind].bytes += cost
+            state.metrics[key.kind].entries += 1
             return true
         }
         withExtendedLifetime(evicted) {}
         return stored
     }
 
-    public func removeValue(forKey key: String) {
+    public func removeValue(forKey key: CacheKey) {
         let removed = state.withLock { state -> Node? in
             guard let node = state.nodes.removeValue(forKey: key) else { return nil }
-            Self.unlink(node, &state)
-            state.stats.bytes -= node.cost
-            state.stats.count -= 1
+            Self.forget(node, &state)
             return node
         }
         withExtendedLifetime(removed) {}
     }
 
-    public var statistics: Statistics { state.withLock { $0.stats } }
+    public var metrics: CacheMetrics { state.withLock { $0.metrics } }
 
     /// Walks the list and recomputes the sum: for tests of the accounting.
     public func auditedBytes() -> (listed: Int, counted: Int, nodes: Int) {
@@ -153,8 +125,16 @@ public final class ImageCache: Sendable {
                 count += 1
                 node = current.newer
             }
-            return (sum, state.stats.bytes, count)
+            return (sum, state.bytes, count)
         }
+    }
+
+    /// Unlinks a node already removed from `nodes` and takes it off the accounting.
+    private static func forget(_ node: Node, _ state: inout State) {
+        unlink(node, &state)
+        state.bytes -= node.cost
+        state.metrics[node.key.kind].bytes -= node.cost
+        state.metrics[node.key.kind].entries -= 1
     }
 
     private static func unlink(_ node: Node, _ state: inout State) {

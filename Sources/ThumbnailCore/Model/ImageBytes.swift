@@ -4,7 +4,7 @@
 public final class ImageBytes: @unchecked Sendable {
     public let base: UnsafeRawPointer?
     public let count: Int
-    /// Whatever keeps the memory alive (a libcurl body, a libvips buffer or decoded image).
+    /// Whatever keeps the memory alive (a libcurl body, a libvips buffer); only held, never read.
     public let owner: AnyObject?
 
     /// Wraps memory that `owner` keeps alive.
@@ -22,8 +22,10 @@ public final class ImageBytes: @unchecked Sendable {
 
     public var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withExtendedLifetime(self) { try body(buffer) }
+    /// The bytes, valid for the call: this object (and so its owner) is kept alive meanwhile.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        defer { withExtendedLifetime(self) {} }
+        return try body(buffer)
     }
 
     public var array: [UInt8] { [UInt8](buffer) }

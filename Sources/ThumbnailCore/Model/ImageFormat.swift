@@ -30,7 +30,7 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 
 /// The format a request asks for, after `format=auto` has been resolved against `Accept`.
 /// `.source` ("like the source") is part of the cache key as is: it is deterministic per source.
-public enum RequestedFormat: Sendable, Equatable {
+public enum RequestedFormat: Sendable, Hashable {
     case source
     case exactly(OutputFormat)
 

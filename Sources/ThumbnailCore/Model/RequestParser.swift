@@ -1,20 +1,21 @@
-/// Turns query parameters into a `ThumbnailRequest`, or a 400 naming every problem at once.
+/// Turns query parameters into a `ThumbnailRequest`, or a 400 naming every problem at once, by the
+/// definitions in `RequestParameter.all`.
 ///
 /// Strict on purpose: unknown, repeated, empty or out-of-range parameters are errors, never
 /// ignored, so two spellings of one request can't become two cache entries.
 public enum RequestParser {
-    public enum Route: Sendable { case thumb, prefetch }
+    private static let byName = Dictionary(uniqueKeysWithValues: RequestParameter.all.map { ($0.name, $0) })
 
-    static let knownNames: Set<String> = ["url", "w", "h", "fit", "crop", "format", "q"]
-
+    /// `requireSpec`: `w` is required (`/thumb`); otherwise (`/prefetch`) only once any output
+    /// parameter is given.
     public static func parse(
-        query: [(name: String, value: String?)], accept: String?, route: Route
+        query: [(name: String, value: String?)], requireSpec: Bool
     ) throws(ThumbnailError) -> ThumbnailRequest {
         var problems: [ThumbnailError.InvalidParam] = []
-        var values: [String: String] = [:]
+        var texts: [String: String] = [:]
         var seen: Set<String> = []
         for (name, value) in query {
-            guard knownNames.contains(name) else {
+            guard byName[name] != nil else {
                 problems.append(.init(name: String(name.prefix(64)), reason: "unknown parameter"))
                 continue
             }
@@ -28,61 +29,38 @@ public enum RequestParser {
                 problems.append(.init(name: name, reason: "must not be empty"))
                 continue
             }
-            values[name] = value
+            texts[name] = value
+        }
+
+        /// The checked value of a parameter present in the query, or nil (absent or bad).
+        func value(_ parameter: RequestParameter) -> Value? {
+            guard let text = texts[parameter.name] else { return nil }
+            switch parameter.validate(text) {
+            case .success(let value): return value
+            case .failure(let problem):
+                problems.append(problem)
+                return nil
+            }
         }
 
         var source: SourceURL? = nil
-        if let text = values["url"] {
-            do { source = try SourceURL(parsing: text) } catch { problems += error.invalidParams }
-        } else if !seen.contains("url") {
-            problems.append(.init(name: "url", reason: "is required"))
-        }
+        if case .source(let url) = value(.url) { source = url }
+        if !seen.contains("url") { problems.append(.init(name: "url", reason: "is required")) }
+        let width = value(.width)?.integer
+        let height = value(.height)?.integer
+        let dprTenths = value(.dpr)?.tenths ?? 10
+        let fit = value(.fit)?.word.flatMap(Fit.init(rawValue:))
+        let crop = value(.crop)?.word.flatMap(Crop.init(rawValue:))
+        let quality = value(.quality)?.integer
+        let formatWord = value(.format)?.word
+        let format: RequestedFormat? = formatWord.flatMap(OutputFormat.init(rawValue:)).map { .exactly($0) }
 
-        func integer(_ name: String, _ range: ClosedRange<Int>) -> Int? {
-            guard let text = values[name] else { return nil }
-            guard text.utf8.count <= 6, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
-                range.contains(value)
-            else {
-                problems.append(
-                    .init(name: name, reason: "must be an integer from \(range.lowerBound) to \(range.upperBound)"))
-                return nil
-            }
-            return value
-        }
-        func choice<T: RawRepresentable & CaseIterable>(_ name: String, _: T.Type) -> T? where T.RawValue == String {
-            guard let text = values[name] else { return nil }
-            guard let value = T(rawValue: text) else {
-                let names = T.allCases.map(\.rawValue).joined(separator: ", ")
-                problems.append(.init(name: name, reason: "must be one of \(names)"))
-                return nil
-            }
-            return value
-        }
-
-        let width = integer("w", 1...TransformSpec.maxSide)
-        let height = integer("h", 1...TransformSpec.maxSide)
-        let quality = integer("q", 1...100)
-        let fit = choice("fit", Fit.self)
-        let crop = choice("crop", Crop.self)
-        var format: RequestedFormat? = nil
-        var auto = false
-        if let text = values["format"] {
-            if text == "auto" {
-                auto = true
-                format = AcceptNegotiation.preferredFormat(accept: accept)
-            } else if let exact = OutputFormat(rawValue: text) {
-                format = .exactly(exact)
-            } else {
-                problems.append(.init(name: "format", reason: "must be one of jpeg, png, webp, avif, auto"))
-            }
-        }
-
-        let hasTransformParams = ["h", "fit", "crop", "format", "q"].contains { seen.contains($0) }
-        if width == nil && !seen.contains("w") && (route == .thumb || hasTransformParams) {
+        let outputNames = RequestParameter.all.filter { $0.key != .source && $0 != .width }.map(\.name)
+        if !seen.contains("w") && (requireSpec || outputNames.contains { seen.contains($0) }) {
             problems.append(.init(name: "w", reason: "is required"))
         }
         let effectiveFit = fit ?? .inside
-        if values["crop"] != nil && effectiveFit != .cover {
+        if texts["crop"] != nil && effectiveFit != .cover {
             problems.append(.init(name: "crop", reason: "applies only to fit=cover"))
         }
         if effectiveFit != .inside && seen.contains("fit") && !seen.contains("h") {
@@ -92,9 +70,66 @@ public enum RequestParser {
         guard problems.isEmpty, let source else { throw .invalid(problems) }
         let spec = width.map {
             TransformSpec(
-                width: $0, height: height, fit: effectiveFit, crop: crop ?? .centre, format: format ?? .source,
-                quality: quality ?? TransformSpec.defaultQuality)
+                width: $0, height: height, dprTenths: dprTenths, fit: effectiveFit, crop: crop ?? .centre,
+                format: format ?? .source, quality: quality ?? TransformSpec.defaultQuality)
         }
-        return ThumbnailRequest(source: source, spec: spec, variesOnAccept: auto)
+        return ThumbnailRequest(source: source, spec: spec, formatIsNegotiated: formatWord == "auto")
+    }
+
+    /// A checked parameter value.
+    enum Value {
+        case source(SourceURL)
+        case number(Int)
+        /// A decimal in tenths.
+        case decimal(Int)
+        case choice(String)
+
+        var integer: Int? { if case .number(let n) = self { n } else { nil } }
+        var tenths: Int? { if case .decimal(let n) = self { n } else { nil } }
+        var word: String? { if case .choice(let w) = self { w } else { nil } }
+    }
+}
+
+extension RequestParameter {
+    /// Checks one value against this definition.
+    func validate(_ text: String) -> Result<RequestParser.Value, ThumbnailError.InvalidParam> {
+        switch kind {
+        case .url:
+            do { return .success(.source(try SourceURL(parsing: text))) } catch {
+                return .failure(error.invalidParams.first ?? .init(name: name, reason: "is not a valid URL"))
+            }
+        case .integer(let range):
+            guard text.utf8.count <= 6, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
+                range.contains(value)
+            else {
+                return .failure(
+                    .init(name: name, reason: "must be an integer from \(range.lowerBound) to \(range.upperBound)"))
+            }
+            return .success(.number(value))
+        case .decimal(let range, let fractionDigits):
+            // Digits, optionally a point and at most `fractionDigits` digits: no signs, exponents or
+            // spaces, so one value has few spellings (1, 1.0 and 1.5 are all there is to it).
+            let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            let digits = { (part: Substring) in !part.isEmpty && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+            let bad = ThumbnailError.InvalidParam(
+                name: name,
+                reason:
+                    "must be a number from \(Self.decimalText(range.lowerBound)) to \(Self.decimalText(range.upperBound)) with at most \(fractionDigits) decimal"
+            )
+            guard text.utf8.count <= 8, digits(parts[0]),
+                parts.count == 1 || (digits(parts[1]) && parts[1].count <= fractionDigits),
+                let value = Double(text), range.contains(value)
+            else { return .failure(bad) }
+            return .success(.decimal(Int((value * 10).rounded())))
+        case .choice(let words):
+            guard words.contains(text) else {
+                return .failure(.init(name: name, reason: "must be one of \(words.joined(separator: ", "))"))
+            }
+            return .success(.choice(text))
+        }
+    }
+
+    static func decimalText(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

@@ -19,7 +19,7 @@ public struct ThumbnailError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// One rejected request parameter (RFC 9457 "invalid-params" member).
-    public struct InvalidParam: Sendable, Equatable {
+    public struct InvalidParam: Error, Sendable, Equatable {
         public let name: String
         public let reason: String
         public init(name: String, reason: String) {

@@ -1,5 +1,5 @@
 /// How a thumbnail fills its box.
-public enum Fit: String, Sendable, CaseIterable {
+public enum Fit: String, Sendable, Hashable, CaseIterable {
     /// Within w×h, aspect kept (the default).
     case inside
     /// Fills w×h, aspect kept, the overflow cropped.
@@ -9,38 +9,43 @@ public enum Fit: String, Sendable, CaseIterable {
 }
 
 /// Which part `cover` keeps.
-public enum Crop: String, Sendable, CaseIterable {
+public enum Crop: String, Sendable, Hashable, CaseIterable {
     case centre
     /// libvips' smart crop (the most "interesting" region).
     case attention
 }
 
-/// Everything that shapes the output, in canonical form.
-public struct TransformSpec: Sendable, Equatable {
+/// Everything that shapes the output, in canonical form: two specs are equal (and share a cache
+/// entry) exactly when they ask for the same output. Sizes are output pixels (`dpr` already
+/// applied); `crop` is `.centre` unless `fit` is `.cover` (see `RequestParameter.Key`).
+public struct TransformSpec: Sendable, Hashable {
     public static let maxSide = 8192
     public static let defaultQuality = 80
 
-    public var width: Int
+    public let width: Int
     /// nil: only the width bounds the output (`inside`); cover and fill need both.
-    public var height: Int?
-    public var fit: Fit
-    public var crop: Crop
+    public let height: Int?
+    public let fit: Fit
+    public let crop: Crop
     public var format: RequestedFormat
-    public var quality: Int
+    public let quality: Int
 
+    /// `dpr` in tenths (10...40) multiplies `width` and `height`, rounded to whole pixels.
     public init(
-        width: Int, height: Int? = nil, fit: Fit = .inside, crop: Crop = .centre, format: RequestedFormat = .source,
-        quality: Int = TransformSpec.defaultQuality
+        width: Int, height: Int? = nil, dprTenths: Int = 10, fit: Fit = .inside, crop: Crop = .centre,
+        format: RequestedFormat = .source, quality: Int = TransformSpec.defaultQuality
     ) {
-        self.width = width
-        self.height = height
+        self.width = Self.scaled(width, dprTenths)
+        self.height = height.map { Self.scaled($0, dprTenths) }
         self.fit = fit
-        self.crop = crop
+        self.crop = fit == .cover ? crop : .centre
         self.format = format
         self.quality = quality
     }
 
-    /// Every output-affecting parameter, always in the same order and spelling.
+    private static func scaled(_ side: Int, _ tenths: Int) -> Int { max(1, (side * tenths + 5) / 10) }
+
+    /// Every output-affecting parameter, always in the same order and spelling (for logs).
     public var canonical: String {
         let crop = fit == .cover ? self.crop.rawValue : "-"
         return
@@ -53,25 +58,23 @@ public struct ThumbnailRequest: Sendable, Equatable {
     public var source: SourceURL
     /// nil only for a prefetch of the original alone.
     public var spec: TransformSpec?
-    /// True when `format=auto`: the answer depends on `Accept` (and says `Vary: Accept`).
-    public var variesOnAccept: Bool
+    /// True for `format=auto`: the host picks the format (from what the client accepts) with
+    /// `choosingFormat(_:)` before the request is used, and says the answer varies.
+    public var formatIsNegotiated: Bool
 
-    public init(source: SourceURL, spec: TransformSpec?, variesOnAccept: Bool = false) {
+    public init(source: SourceURL, spec: TransformSpec?, formatIsNegotiated: Bool = false) {
         self.source = source
         self.spec = spec
-        self.variesOnAccept = variesOnAccept
+        self.formatIsNegotiated = formatIsNegotiated
     }
 
-    /// The cache key of the original.
-    public var sourceKey: String { CacheKey.original(source) }
+    /// The request with its negotiated format settled.
+    public func choosingFormat(_ format: RequestedFormat) -> ThumbnailRequest {
+        var copy = self
+        copy.spec?.format = format
+        return copy
+    }
 
     /// The cache key of the variant (nil without a spec).
-    public var variantKey: String? { spec.map { CacheKey.variant(source, $0) } }
-}
-
-/// Composite cache keys. Originals and variants share one cache, so the prefixes keep them apart.
-public enum CacheKey {
-    public static func original(_ source: SourceURL) -> String { "o|\(source)" }
-    public static func variant(_ source: SourceURL, _ spec: TransformSpec) -> String { "v|\(source)|\(spec.canonical)" }
-    public static func decoded(_ source: SourceURL) -> String { "d|\(source)" }
+    public var variantKey: CacheKey? { spec.map { .variant(source, $0) } }
 }

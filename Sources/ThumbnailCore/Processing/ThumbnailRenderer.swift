@@ -1,72 +1,82 @@
-/// The decode → cut → encode steps of a miss, with the header checks before any decode. Used
-/// by the pipeline's worker jobs and by the in-process benchmark, so both run the very same work.
-public struct ThumbnailRenderer: Sendable {
-    /// Longest side of the decoded copy kept for later sizes (when the request needs less): large
-    /// enough to serve thumbnails up to half of it, small enough (~3 MB) to keep many.
-    public static let decodedSide = 1024
+/// The work of a miss, on a worker thread: the header checks before any decode, then one of
+/// three ways to the thumbnail. Used by the pipeline's jobs and by `thumbd-bench`, so both run the
+/// very same work.
+///
+/// - First size of a source: straight from the original bytes to the output (libvips
+///   shrink-on-load streamed into the resize, the floor a miss can cost). No reusable copy: most
+///   sources are only ever asked for in one size, and making the copy would cost every miss more.
+/// - A later size, when the original is cached (someone asked before): decode a reusable copy
+///   (`decodedSide` px) once, cut this size from it, keep the copy.
+/// - With a copy that can serve the size: cut from it, no decode.
+public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
+    /// Longest side of the decoded copy kept for later sizes: large enough to serve thumbnails up
+    /// to half of it at full quality, small enough (~3 MB) to keep many.
+    public static var decodedSide: Int { 1024 }
 
-    public let transformer: any ImageTransforming
+    public let imaging: Imaging
     public let maxSourcePixels: Int
 
-    public init(transformer: any ImageTransforming, maxSourcePixels: Int) {
-        self.transformer = transformer
+    public init(imaging: Imaging, maxSourcePixels: Int) {
+        self.imaging = imaging
         self.maxSourcePixels = maxSourcePixels
     }
 
-    /// Header check (format, pixel cap), then decode at the size this request needs, then cut.
-    /// Returns the thumbnail and the decoded copy (worth caching when `reusable`).
-    public func render(original: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> (
-        image: EncodedImage, decoded: DecodedSource
-    ) {
-        let info = try transformer.inspect(original)
+    /// Header check (format, pixel cap).
+    public func inspect(_ original: ImageBytes) throws(ThumbnailError) -> SourceInfo {
+        let info = try imaging.inspect(original)
         guard info.pixels <= maxSourcePixels else {
             throw ThumbnailError(
                 .tooManyPixels, "\(info.width)x\(info.height) is over the \(maxSourcePixels)-pixel limit")
         }
-        let box = Self.decodeBox(for: spec, source: info)
-        let decoded = try transformer.decode(original, info: info, width: box.width, height: box.height)
-        return (try render(decoded: decoded, spec: spec), decoded)
+        return info
+    }
+
+    /// The first size of a source: streamed from the original, nothing kept.
+    public func render(original: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> EncodedImage {
+        let info = try inspect(original)
+        return try encode(.original(original, info), info: info, spec: spec)
+    }
+
+    /// A later size of a source: decodes the reusable copy and cuts from it when the copy can
+    /// serve this size; otherwise (a large output) streams from the original and returns no copy.
+    public func renderKeepingCopy(original: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> (
+        image: EncodedImage, copy: DecodedSource<Imaging.Decoded>?
+    ) {
+        let info = try inspect(original)
+        let box = Self.copyBox(for: info)
+        guard DecodedSource<Imaging.Decoded>.canServe(spec, copyWidth: box.width, copyHeight: box.height, source: info)
+        else { return (try encode(.original(original, info), info: info, spec: spec), nil) }
+        let copy = try imaging.decode(original, info: info, fittingWidth: box.width, height: box.height)
+        guard copy.canServe(spec) else { return (try encode(.original(original, info), info: info, spec: spec), nil) }
+        return (try render(decoded: copy, spec: spec), copy)
     }
 
     /// Cuts and encodes from a decoded copy.
-    public func render(decoded: DecodedSource, spec: TransformSpec) throws(ThumbnailError) -> EncodedImage {
-        let info = decoded.source
+    public func render(decoded: DecodedSource<Imaging.Decoded>, spec: TransformSpec) throws(ThumbnailError)
+        -> EncodedImage
+    {
+        try encode(.decoded(decoded), info: decoded.source, spec: spec)
+    }
+
+    private func encode(_ input: EncodeInput<Imaging.Decoded>, info: SourceInfo, spec: TransformSpec)
+        throws(ThumbnailError) -> EncodedImage
+    {
         let resize = OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height)
         let format = spec.format.resolve(for: info)
         // "Like the source" picks PNG for a GIF/HEIF/TIFF with an alpha band; if no pixel uses
         // it (every GIF loads with one), JPEG is what the rule means.
         let alphaOnly = spec.format == .source && format == .png && ![.jpeg, .png, .webp].contains(info.format)
-        return try transformer.encode(
-            decoded, resize: resize, format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil)
+        return try imaging.encode(
+            input, resize: resize,
+            output: OutputChoice(format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil))
     }
 
-    /// How large to decode. Twice the output (so the copy can serve it and its neighbours at full
-    /// quality), grown to the reusable size (`decodedSide`) when that is larger — for JPEG only
-    /// as far as shrink-on-load already gives it for free. A request whose double is beyond the
-    /// reusable size is decoded for itself alone, at the output size.
-    public static func decodeBox(for spec: TransformSpec, source: SourceInfo) -> (width: Int, height: Int) {
-        let sw = source.width
-        let sh = source.height
-        let scale = OutputGeometry.scale(for: spec, sourceWidth: sw, sourceHeight: sh)
-        let wantW = min(sw, Int((Double(sw) * scale.x * 2).rounded(.up)))
-        let wantH = min(sh, Int((Double(sh) * scale.y * 2).rounded(.up)))
-        let capScale = min(1, Double(decodedSide) / Double(max(sw, sh)))
-        let capW = max(1, Int((Double(sw) * capScale).rounded(.up)))
-        let capH = max(1, Int((Double(sh) * capScale).rounded(.up)))
-        guard wantW <= capW && wantH <= capH else {
-            // Big output: decode to it directly (no 2× copy of a large image in memory).
-            let outW = min(sw, Int((Double(sw) * scale.x).rounded(.up)))
-            let outH = min(sh, Int((Double(sh) * scale.y).rounded(.up)))
-            return (max(1, outW), max(1, outH))
-        }
-        guard source.format == .jpeg else { return (capW, capH) }
-        // JPEG decodes at 1/1, 1/2, 1/4 or 1/8 for about the cost of the entropy decoding alone:
-        // take the smallest of those that still covers the want, then at most the cap.
-        for factor in [8, 4, 2, 1] {
-            let naturalW = (sw + factor - 1) / factor
-            let naturalH = (sh + factor - 1) / factor
-            if naturalW >= wantW && naturalH >= wantH { return (min(naturalW, capW), min(naturalH, capH)) }
-        }
-        return (capW, capH)
+    /// The reusable copy: the source fitted inside `decodedSide` × `decodedSide`, never upscaled.
+    public static func copyBox(for info: SourceInfo) -> (width: Int, height: Int) {
+        let scale = min(1, Double(decodedSide) / Double(max(info.width, info.height, 1)))
+        return (
+            max(1, Int((Double(info.width) * scale).rounded(.up))),
+            max(1, Int((Double(info.height) * scale).rounded(.up)))
+        )
     }
 }

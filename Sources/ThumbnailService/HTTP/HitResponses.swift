@@ -2,23 +2,55 @@ import HTTPServer
 import Synchronization
 import ThumbnailCore
 
-/// The two answers a cached thumbnail ever gets on a hit — 200 with its bytes, 304 — built once
-/// and kept as the cache entry's attachment, so a hit costs a lookup and a queue, not a response
-/// build. They carry no per-request header (no `X-Request-Id`: the log line has the id).
-final class HitResponses: Sendable {
+/// The two answers a cached thumbnail ever gets on a hit — 200 with its bytes, 304 — built once,
+/// on the worker that stored the variant, and kept in its cache entry (the pipeline's `Prepared`),
+/// so a hit costs a lookup and a queue, not a response build, and they go when the entry goes.
+/// They carry no per-request header (no `X-Request-Id`: the log line has the id).
+///
+/// The one place a thumbnail's 200 and 304 are built: a miss is answered with the same status,
+/// headers and body (`answer`), plus its own `X-Cache` and `Vary`.
+public final class HitResponses: Sendable {
     let ok: HTTPPreparedResponse
     let notModified: HTTPPreparedResponse
     let etag: String
+    private let mediaType: String
+    private let cacheControl: String
 
-    init(_ image: CachedImage, cacheControl: String) {
-        etag = image.etag
+    init(_ image: EncodedImage, fingerprint: UInt64, cacheControl: String) {
+        etag = ETag.strong(fingerprint: fingerprint)
+        mediaType = image.format.mediaType
+        self.cacheControl = cacheControl
         let bytes = image.bytes
-        let body = HTTPBody.buffer(bytes.buffer, owner: bytes)
-        let common = [("ETag", image.etag), ("Cache-Control", cacheControl), ("X-Cache", "hit")]
-        ok = HTTPPreparedResponse(status: 200, headers: [("Content-Type", image.mediaType)] + common, body: body)
         // libmicrohttpd sends no 304 body but takes its Content-Length from it: the 200's, as RFC
         // 9110 allows, rather than a false 0.
-        notModified = HTTPPreparedResponse(status: 304, headers: common, body: body)
+        let body = HTTPBody.buffer(bytes.buffer, owner: bytes)
+        ok = HTTPPreparedResponse(
+            status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit"), body: body)
+        notModified = HTTPPreparedResponse(
+            status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit"), body: body)
+    }
+
+    /// Whether a request's `If-None-Match` matches this thumbnail.
+    func isNotModified(ifNoneMatch: String?) -> Bool {
+        ifNoneMatch.map { ETag.matches(ifNoneMatch: $0, etag: etag) } ?? false
+    }
+
+    /// The answer for a request that was not a plain hit (a miss, a coalesced wait, a negotiated
+    /// format): the prepared response's status and body, with this request's `X-Cache` and `Vary`.
+    func answer(notModified: Bool, cache: String, variesOnAccept: Bool) -> HTTPResponse {
+        let prepared = notModified ? self.notModified : ok
+        var headers = Self.headers(prepared.status, etag, mediaType, cacheControl, cache)
+        if variesOnAccept { headers.append(("Vary", "Accept")) }
+        return HTTPResponse(status: prepared.status, headers: headers, body: prepared.body)
+    }
+
+    private static func headers(
+        _ status: Int, _ etag: String, _ mediaType: String, _ cacheControl: String, _ cache: String
+    )
+        -> [(String, String)]
+    {
+        let common = [("ETag", etag), ("Cache-Control", cacheControl), ("X-Cache", cache)]
+        return status == 304 ? common : [("Content-Type", mediaType)] + common
     }
 }
 
@@ -27,14 +59,14 @@ final class HitResponses: Sendable {
 /// Only for requests whose key does not depend on headers (not `format=auto`). Bounded: emptied
 /// when full (re-filling is just parsing again).
 final class TargetMemo: Sendable {
-    private let table = Mutex<[String: String]>([:])
+    private let table = Mutex<[String: CacheKey]>([:])
     let capacity: Int
 
     init(capacity: Int = 8192) { self.capacity = capacity }
 
-    func key(for target: String) -> String? { table.withLock { $0[target] } }
+    func key(for target: String) -> CacheKey? { table.withLock { $0[target] } }
 
-    func remember(_ target: String, key: String) {
+    func remember(_ target: String, key: CacheKey) {
         guard target.utf8.count <= 2048 else { return }
         table.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }

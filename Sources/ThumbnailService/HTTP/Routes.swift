@@ -6,17 +6,15 @@ import ThumbnailCore
 /// looks up and answers; misses are handed to the pipeline and answered from whichever thread
 /// finishes them.
 final class Routes: Sendable {
-    let pipeline: ThumbnailPipeline
+    let pipeline: Pipeline
     let log: RequestLog
     private let ids = RequestIDs()
     private let memo = TargetMemo()
-    private let cacheControl: String
     private let retryAfter: Int
 
-    init(pipeline: ThumbnailPipeline, configuration: ServiceConfiguration, log: RequestLog) {
+    init(pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog) {
         self.pipeline = pipeline
         self.log = log
-        self.cacheControl = "public, max-age=\(configuration.cacheMaxAge)"
         self.retryAfter = configuration.retryAfter
     }
 
@@ -69,46 +67,42 @@ final class Routes: Sendable {
     /// and takes the full path.
     private func fastHit(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Bool {
         guard request.path == "/thumb", request.method == "GET" || request.method == "HEAD", !request.hasBody,
-            let key = memo.key(for: request.target), let (image, attachment) = pipeline.cache.lookup(key)
+            let key = memo.key(for: request.target), let variant = pipeline.cachedVariant(key)
         else { return false }
         guard request.version != "HTTP/1.1" || request.header("host") != nil else { return false }
-        let hit = attachment as? HitResponses ?? prepare(image, key: key)
-        let notModified = request.header("if-none-match").map { ETag.matches(ifNoneMatch: $0, etag: hit.etag) } ?? false
+        let hit = variant.prepared
+        let notModified = hit.isNotModified(ifNoneMatch: request.header("if-none-match"))
         let prepared = notModified ? hit.notModified : hit.ok
         responder.respond(HTTPResponse(prepared: prepared))
         log.record(
             .init(
                 requestID: ids.next(incoming: request.header("x-request-id")), method: request.method, route: "/thumb",
-                status: prepared.status, bytes: notModified || request.method == "HEAD" ? 0 : image.bytes.count,
+                status: prepared.status,
+                bytes: notModified || request.method == "HEAD" ? 0 : variant.image.bytes.count,
                 startNanos: start, cache: "hit", error: nil))
         return true
     }
 
-    /// Builds a cached thumbnail's hit responses and attaches them to its cache entry.
-    private func prepare(_ image: CachedImage, key: String) -> HitResponses {
-        let hit = HitResponses(image, cacheControl: cacheControl)
-        pipeline.cache.attach(hit, toKey: key, ifBytes: image.bytes)
-        return hit
-    }
-
     private func thumb(_ exchange: Exchange) {
-        let request: ThumbnailRequest
+        var request: ThumbnailRequest
         do {
-            request = try RequestParser.parse(
-                query: exchange.request.query, accept: exchange.request.header("accept"), route: .thumb)
+            request = try RequestParser.parse(query: exchange.request.query, requireSpec: true)
         } catch {
             return fail(exchange, error)
         }
-        if !request.variesOnAccept, let key = request.variantKey {
+        if request.formatIsNegotiated {
+            request = request.choosingFormat(
+                AcceptNegotiation.preferredFormat(accept: exchange.request.header("accept")))
+        } else if let key = request.variantKey {
             memo.remember(exchange.request.target, key: key)
         }
-        if let hit = pipeline.cachedVariant(request) {
+        if let key = request.variantKey, let hit = pipeline.cachedVariant(key) {
             return answer(exchange, request, hit, outcome: .hit)
         }
         if Self.onlyIfCached(exchange.request.header("cache-control")) {
             return fail(exchange, ThumbnailError(.notCached), cache: "miss")
         }
-        pipeline.thumbnail(request) { [self] result, outcome in
+        pipeline.thumbnail(request) { [self, request] result, outcome in
             switch result {
             case .success(let image): answer(exchange, request, image, outcome: outcome)
             case .failure(let error): fail(exchange, error, cache: outcome.rawValue)
@@ -118,8 +112,11 @@ final class Routes: Sendable {
 
     private func prefetch(_ exchange: Exchange) {
         do {
-            let request = try RequestParser.parse(
-                query: exchange.request.query, accept: exchange.request.header("accept"), route: .prefetch)
+            var request = try RequestParser.parse(query: exchange.request.query, requireSpec: false)
+            if request.formatIsNegotiated {
+                request = request.choosingFormat(
+                    AcceptNegotiation.preferredFormat(accept: exchange.request.header("accept")))
+            }
             try pipeline.prefetch(request)
             let body = Array("{\"status\":\"accepted\"}".utf8)
             reply(
@@ -134,24 +131,12 @@ final class Routes: Sendable {
 
     /// 200 with the cached bytes (zero copy), or 304 when the client's copy is current.
     private func answer(
-        _ exchange: Exchange, _ request: ThumbnailRequest, _ image: CachedImage, outcome: ThumbnailPipeline.Outcome
+        _ exchange: Exchange, _ request: ThumbnailRequest, _ variant: Pipeline.Variant, outcome: Pipeline.Outcome
     ) {
-        var headers = [("ETag", image.etag), ("Cache-Control", cacheControl), ("X-Cache", outcome.rawValue)]
-        if request.variesOnAccept { headers.append(("Vary", "Accept")) }
-        let bytes = image.bytes
-        if let condition = exchange.request.header("if-none-match"),
-            ETag.matches(ifNoneMatch: condition, etag: image.etag)
-        {
-            // libmicrohttpd never sends a 304's body but derives its Content-Length from it: hand it
-            // the bytes (no copy) so the length is the 200's, as RFC 9110 allows, not a false 0.
-            return reply(
-                exchange, HTTPResponse(status: 304, headers: headers, body: .buffer(bytes.buffer, owner: bytes)),
-                cache: outcome.rawValue, bytes: 0)
-        }
-        headers.insert(("Content-Type", image.mediaType), at: 0)
-        reply(
-            exchange, HTTPResponse(status: 200, headers: headers, body: .buffer(bytes.buffer, owner: bytes)),
-            cache: outcome.rawValue, bytes: bytes.count)
+        let notModified = variant.prepared.isNotModified(ifNoneMatch: exchange.request.header("if-none-match"))
+        let response = variant.prepared.answer(
+            notModified: notModified, cache: outcome.rawValue, variesOnAccept: request.formatIsNegotiated)
+        reply(exchange, response, cache: outcome.rawValue, bytes: notModified ? 0 : variant.image.bytes.count)
     }
 
     private func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {

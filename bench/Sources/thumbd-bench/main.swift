@@ -1,6 +1,7 @@
 import Foundation
 import ThumbnailCore
 import ThumbnailService
+import Vips
 
 // thumbd-bench: the in-process limit for bench/run.sh. The very same work a thumbd miss does
 // (header check, decode at the needed size, cut, encode — `ThumbnailRenderer` with the libvips
@@ -48,7 +49,7 @@ if case .success(.run(let configuration)) = ServiceConfiguration.load(
     MallocTuning.apply(configuration)
 }
 
-let renderer = ThumbnailRenderer(transformer: VipsImageTransformer(), maxSourcePixels: 75_000_000)
+let renderer = ThumbnailRenderer(imaging: VipsImaging(), maxSourcePixels: 75_000_000)
 let next = NSLock()
 nonisolated(unsafe) var counter = 0
 nonisolated(unsafe) var errors = 0
@@ -63,9 +64,9 @@ func cpuSeconds() -> Double {
 
 // newsize: decode every image once (as a first request would), then time cuts of new widths
 // from the decoded copies only — what thumbd does for a new size of a recently seen photo.
-let copies: [DecodedSource] =
+let copies: [DecodedSource<VipsDecodedImage>] =
     mode == "newsize"
-    ? sources.compactMap { try? renderer.render(original: $0, spec: TransformSpec(width: 399)).decoded } : []
+    ? sources.compactMap { try? renderer.renderKeepingCopy(original: $0, spec: TransformSpec(width: 399)).copy } : []
 
 let deadline = Date().addingTimeInterval(seconds)
 let cpuStart = cpuSeconds()

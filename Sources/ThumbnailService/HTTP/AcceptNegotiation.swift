@@ -1,9 +1,11 @@
+import ThumbnailCore
+
 /// `format=auto`: AVIF if the client names it, else WebP if it names it, else like the source.
 ///
 /// Only explicit `image/avif` / `image/webp` entries with q > 0 count: `*/*` is what curl and
 /// every crawler send, and they are better served the source's family.
-public enum AcceptNegotiation {
-    public static func preferredFormat(accept: String?) -> RequestedFormat {
+enum AcceptNegotiation {
+    static func preferredFormat(accept: String?) -> RequestedFormat {
         guard let accept else { return .source }
         var avif = false
         var webp = false
@@ -26,6 +28,7 @@ public enum AcceptNegotiation {
 }
 
 extension Substring {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
     func trimmingSpaces() -> String {
         String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
     }

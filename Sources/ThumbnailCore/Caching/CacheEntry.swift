@@ -1,0 +1,43 @@
+/// What the pipeline keeps under a `CacheKey`. `Decoded` is the image library's opaque decoded
+/// copy (Core never looks inside it); `Prepared` is whatever the host makes from a variant once,
+/// when it is stored (the HTTP layer's ready-made hit responses), so it lives and dies with the
+/// entry and is never kept past eviction.
+public enum CacheEntry<Decoded: Sendable, Prepared: Sendable>: CacheCosted {
+    case original(ImageBytes)
+    case decoded(DecodedSource<Decoded>)
+    case variant(CachedVariant<Prepared>)
+
+    public var payloadBytes: Int {
+        switch self {
+        case .original(let bytes): bytes.count
+        case .decoded(let decoded): decoded.byteCount
+        case .variant(let variant): variant.image.bytes.count
+        }
+    }
+}
+
+/// An encoded thumbnail as cached: the image, a fingerprint of its bytes, and the host's prepared
+/// form of it.
+public struct CachedVariant<Prepared: Sendable>: Sendable {
+    public let image: EncodedImage
+    /// 64-bit FNV-1a of the bytes: identical bytes, identical fingerprint, on every instance.
+    public let fingerprint: UInt64
+    public let prepared: Prepared
+
+    public init(image: EncodedImage, fingerprint: UInt64, prepared: Prepared) {
+        self.image = image
+        self.fingerprint = fingerprint
+        self.prepared = prepared
+    }
+
+    /// FNV-1a of the bytes and their length. Not cryptographic: a validator, not a signature.
+    public static func fingerprint(of bytes: ImageBytes) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        bytes.withUnsafeBytes { buffer in
+            for byte in buffer {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+        }
+        return hash ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+    }
+}

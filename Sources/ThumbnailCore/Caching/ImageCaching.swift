@@ -1,0 +1,59 @@
+/// A value the cache can hold: it knows its own cost in bytes and its kind.
+public protocol CacheCosted: Sendable {
+    /// Payload bytes (the cache adds a fixed per-entry overhead).
+    var payloadBytes: Int { get }
+}
+
+/// The memory cache the pipeline keeps originals, decoded copies and variants in. The default is
+/// `ImageCache` (one budget, LRU by cost); tests may swap it.
+public protocol ImageCaching<Value>: Sendable {
+    associatedtype Value: CacheCosted
+
+    /// The value, marked most recently used; counted as a hit or a miss of its kind.
+    func value(forKey key: CacheKey) -> Value?
+    /// Looks without counting or reordering.
+    func peek(_ key: CacheKey) -> Value?
+    /// Stores `value`, evicting to make room; false (nothing stored) when it alone is too large.
+    @discardableResult func insert(_ value: Value, forKey key: CacheKey) -> Bool
+    func removeValue(forKey key: CacheKey)
+    /// The counters, by kind, and the budget.
+    var metrics: CacheMetrics { get }
+}
+
+/// A cache's counters at one moment: a plain value.
+public struct CacheMetrics: Sendable, Equatable {
+    public struct Kind: Sendable, Equatable {
+        /// Resident cost (payload + per-entry overhead).
+        public var bytes = 0
+        public var entries = 0
+        public var hits = 0
+        public var misses = 0
+        public var evictions = 0
+        /// Inserts refused because the entry alone was over the per-entry limit.
+        public var rejected = 0
+
+        public init() {}
+    }
+
+    public var budget = 0
+    public var byKind: [CacheKind: Kind] = Dictionary(uniqueKeysWithValues: CacheKind.allCases.map { ($0, Kind()) })
+
+    public init(budget: Int = 0) { self.budget = budget }
+
+    public subscript(kind: CacheKind) -> Kind {
+        get { byKind[kind] ?? Kind() }
+        set { byKind[kind] = newValue }
+    }
+
+    /// All kinds together.
+    public var total: Kind {
+        byKind.values.reduce(into: Kind()) { sum, kind in
+            sum.bytes += kind.bytes
+            sum.entries += kind.entries
+            sum.hits += kind.hits
+            sum.misses += kind.misses
+            sum.evictions += kind.evictions
+            sum.rejected += kind.rejected
+        }
+    }
+}

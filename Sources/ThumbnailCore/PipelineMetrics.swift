@@ -1,0 +1,51 @@
+/// Every counter of the pipeline at one moment, gathered into one plain value: the cache (by
+/// kind), the worker pool, the fetches and the renders. The seam the service's `/metrics` reads.
+public struct PipelineMetrics: Sendable, Equatable {
+    public var cache: CacheMetrics
+    public var workers: WorkerPool.Statistics
+    public var fetches: Fetches
+    public var renders: Renders
+    /// Requests that joined work another request had started (variant coalescing).
+    public var coalesced: Int
+
+    public struct Fetches: Sendable, Equatable {
+        /// Source fetches started (after coalescing: one per source however many asked).
+        public var started = 0
+        public var succeeded = 0
+        /// Failed fetches by error code.
+        public var failed: [ThumbnailError.Code: Int] = [:]
+        /// Bytes of fetched sources.
+        public var bytes = 0
+
+        public init() {}
+    }
+
+    public struct Renders: Sendable, Equatable {
+        /// First sizes, made straight from the original (no reusable copy).
+        public var fromOriginal = 0
+        /// Reusable decoded copies made (each a full decode).
+        public var copiesMade = 0
+        /// Thumbnails cut from a cached decoded copy (no decode).
+        public var fromCopy = 0
+        /// Renders that failed (header checks included), by error code.
+        public var failed: [ThumbnailError.Code: Int] = [:]
+
+        public init() {}
+
+        /// Sources decoded: first sizes plus copies (a cut from a copy decodes nothing).
+        public var decodes: Int { fromOriginal + copiesMade }
+        /// Thumbnails made, however.
+        public var thumbnails: Int { fromOriginal + copiesMade + fromCopy }
+    }
+
+    public init(
+        cache: CacheMetrics, workers: WorkerPool.Statistics, fetches: Fetches = Fetches(),
+        renders: Renders = Renders(), coalesced: Int = 0
+    ) {
+        self.cache = cache
+        self.workers = workers
+        self.fetches = fetches
+        self.renders = renders
+        self.coalesced = coalesced
+    }
+}

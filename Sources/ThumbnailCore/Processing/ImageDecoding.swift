@@ -1,0 +1,10 @@
+/// Decodes a source into a reusable copy that fits inside a box (never upscaled; shrink-on-load
+/// where the format has it), EXIF orientation applied, sRGB, 8-bit, in memory. Called on worker
+/// threads only; blocking is fine. The default is libvips (in the service).
+public protocol ImageDecoding: Sendable {
+    /// The library's own decoded image, carried opaquely by `DecodedSource`.
+    associatedtype Decoded: Sendable
+
+    func decode(_ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int) throws(ThumbnailError)
+        -> DecodedSource<Decoded>
+}
