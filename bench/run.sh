@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# thumbd benchmark: thumbd side by side with references (nginx serving the same bytes, the
-# in-process pipeline limit), two alternating rounds, a memory mode, and a Markdown report in
-# bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
+# thumbd benchmark: thumbd side by side with references (nginx serving the same bytes, the plain
+# libvips floor of a cold miss: bench/floor/floor.c), two alternating rounds, a memory mode, and a
+# Markdown report in bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
 #
 #   bench/run.sh              full run (about 19 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
@@ -24,7 +24,7 @@ if [ "$QUICK" = 1 ]; then
   : "${HIT_SECONDS:=3}" "${MISS_SECONDS:=5}" "${MEMORY_SECONDS:=5}" "${AB_REQUESTS:=2000}"
 fi
 HIT_SECONDS="${HIT_SECONDS:-20}"          # each wrk run of the hit mode (±10 % noise per 10-s run here)
-MISS_SECONDS="${MISS_SECONDS:-30}"        # each cold-miss / new-size / in-process run
+MISS_SECONDS="${MISS_SECONDS:-30}"        # each cold-miss / floor / new-size run
 MEMORY_SECONDS="${MEMORY_SECONDS:-120}"   # each of the memory-mode runs
 MEMORY_RUNS="${MEMORY_RUNS:-3}"
 AB_REQUESTS="${AB_REQUESTS:-20000}"
@@ -33,7 +33,7 @@ HIT_WIDTH="${HIT_WIDTH:-300}"
 HIT_CONNECTIONS="${HIT_CONNECTIONS:-8 64}"
 WRK_THREADS="${WRK_THREADS:-2}"
 COLD_CONNECTIONS="${COLD_CONNECTIONS:-$((2 * cores))}"   # 2 x cores: both workers busy + one queued each
-WORKERS="${WORKERS:-$cores}"                             # thumbd --workers default = cores
+WORKERS="${WORKERS:-$cores}"                             # floor/in-process threads: thumbd --workers default = cores
 NGINX_WORKERS="${NGINX_WORKERS:-auto}"
 THUMBD_PORT="${THUMBD_PORT:-18080}"
 NGINX_PORT="${NGINX_PORT:-18081}"
@@ -75,6 +75,7 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then
   command -v curl >/dev/null || missing+=(curl)
   command -v python3 >/dev/null || missing+=(python3)
   command -v vipsheader >/dev/null || missing+=(libvips-tools)
+  command -v gcc >/dev/null || missing+=(gcc)   # bench/floor/floor.c
   if ! command -v nginx >/dev/null && ! [ -x /usr/sbin/nginx ]; then
     if apt-cache show --no-all-versions nginx-light >/dev/null 2>&1; then missing+=(nginx-light); else missing+=(nginx); fi
   fi
@@ -109,6 +110,17 @@ binpath="$(swift build -c release --show-bin-path)"
 cp "$binpath/thumbd" "$work/bin/thumbd"
 rm -f "$work/bin/thumbd-bench"
 [ -x "$binpath/thumbd-bench" ] && cp "$binpath/thumbd-bench" "$work/bin/thumbd-bench"
+
+# The cold-miss reference: the plain libvips floor (bench/floor/floor.c), rebuilt on every run
+# (it is small) against the same libvips thumbd links.
+vips_flags="$(pkg-config --cflags --libs vips 2>"$work/build-floor.log")" || vips_flags=""
+# shellcheck disable=SC2206
+floor_build=(gcc -O2 -Wall -o "$work/bin/floor" "$bench/floor/floor.c" $vips_flags -pthread)
+rm -f "$work/bin/floor"
+log "gcc -O2 bench/floor/floor.c"
+if [ -z "$vips_flags" ] || ! "${floor_build[@]}" >>"$work/build-floor.log" 2>&1; then
+  log "the floor did not build (see $work/build-floor.log); its figures will be n/a"
+fi
 
 # ---------------------------------------------------------------- helpers
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -287,7 +299,8 @@ wait_http "$origin/${names[0]}" || die "nginx did not come up (see $work/nginx/l
 
 # ---------------------------------------------------------------- thumbd
 log "thumbd on 127.0.0.1:$THUMBD_PORT ${THUMBD_BENCH_ENV:+(env $THUMBD_BENCH_ENV)}"
-thumbd_cmd=("$work/bin/thumbd" --cache-bytes "$CACHE_BYTES" --allow-loopback-sources --port "$THUMBD_PORT")
+# --workers given explicitly: the floor (and thumbd-bench) run the same number of threads
+thumbd_cmd=("$work/bin/thumbd" --cache-bytes "$CACHE_BYTES" --workers "$WORKERS" --allow-loopback-sources --port "$THUMBD_PORT")
 # shellcheck disable=SC2206
 [ -n "$THUMBD_EXTRA_ARGS" ] && thumbd_cmd+=($THUMBD_EXTRA_ARGS)
 : >"$work/thumbd.log"
@@ -334,6 +347,9 @@ wrk_hit=(wrk -t"$WRK_THREADS" -d"${HIT_SECONDS}s" --timeout 10s --latency -s "$b
 wrk_miss=(wrk -t"$WRK_THREADS" -c"$COLD_CONNECTIONS" --timeout 30s --latency -s "$bench/lua/misses.lua")
 inprocess=("$work/bin/thumbd-bench" inprocess --corpus "$corpus" --threads "$WORKERS" --widths "$WIDTHS")
 [ -x "$work/bin/thumbd-bench" ] || inprocess=(sh -c 'echo "thumbd-bench is not built" >&2; exit 127')
+# the same threads as thumbd's workers; JPEG Q80, widths 200-399, images in manifest order
+floor=("$work/bin/floor" --corpus "$corpus" --threads "$WORKERS")
+[ -x "$work/bin/floor" ] || floor=(sh -c 'echo "bench/floor/floor.c is not built" >&2; exit 127')
 
 # Before each round's hit runs: every hit URL once more (cold-miss runs evict LRU entries), and
 # check that thumbd still answers the bytes nginx serves.
@@ -363,7 +379,7 @@ for round in 1 2; do
 
   measure "$round" cold thumbd "r$round-cold-thumbd" -- \
     "${wrk_miss[@]}" -d"${MISS_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-r$round" "$WRK_THREADS"
-  measure "$round" cold inprocess "r$round-cold-inprocess" -- "${inprocess[@]}" --seconds "$MISS_SECONDS"
+  measure "$round" cold floor "r$round-cold-floor" -- "${floor[@]}" --seconds "$MISS_SECONDS"
 
   # new size of a seen photo: cache the originals (source URL ...?ns=TAG, new each round) with
   # one request each at w=400, then only new widths 200-399 of them
@@ -381,9 +397,10 @@ for m in $(seq "$MEMORY_RUNS"); do
     "${wrk_miss[@]}" -d"${MEMORY_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-m$m" "$WRK_THREADS"
 done
 # The reference's peak over a run as long as each thumbd memory run: a peak is a maximum, and it
-# grows with the time it has to catch two large decodes at once, so the 30-s in-process runs alone
-# would understate the working set thumbd is compared against.
-measure 1 memory inprocess "memory-inprocess" -- "${inprocess[@]}" --seconds "$MEMORY_SECONDS"
+# grows with the time it has to catch two large decodes at once, so a shorter run would
+# understate the working set thumbd is compared against. JPEG, as the memory runs ask for
+# (misses.lua cold mode: format=jpeg).
+measure 1 memory inprocess "memory-inprocess" -- "${inprocess[@]}" --format jpeg --seconds "$MEMORY_SECONDS"
 bench_end="$(date +%s)"
 thumbd_hwm_kb="$(vm_kb "$thumbd_pid" VmHWM)"
 thumbd_rss_end_kb="$(vm_kb "$thumbd_pid" VmRSS)"
@@ -404,6 +421,9 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "nginx=$("$nginx_bin" -v 2>&1)"
   echo "wrk=$(wrk --version 2>&1 | head -1)"
   echo "ab=$(ab -V 2>&1 | head -1)"
+  echo "gcc=$(gcc --version 2>/dev/null | head -1)"
+  echo "floor_build=gcc -O2 -Wall -o bench/work/bin/floor bench/floor/floor.c \$(pkg-config --cflags --libs vips) -pthread"
+  echo "floor_built=$([ -x "$work/bin/floor" ] && echo yes || echo no)"
   echo "commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)$(git -C "$repo" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' (+ uncommitted changes in Sources/)')"
   echo "thumbd_cmd=${THUMBD_BENCH_ENV:+env $THUMBD_BENCH_ENV }${thumbd_cmd[*]/#$work/bench/work} (log-requests: default true)"
   echo "thumbd_bench_env=${THUMBD_BENCH_ENV:-(none)}"

@@ -1,7 +1,8 @@
 -- wrk script for thumbd misses. Request k (k = thread + threads * i, so no two threads ever
 -- make the same k) asks for image k mod N of the corpus:
---   cold:    /thumb?url=<origin>/NAME?r=<tag>-<k>&w=<200 + k mod 200>
---            a source URL never seen before on every request (nginx ignores the query string);
+--   cold:    /thumb?url=<origin>/NAME?r=<tag>-<k>&w=<200 + k mod 200>&format=jpeg
+--            a source URL never seen before on every request (nginx ignores the query string),
+--            always JPEG (at thumbd's default quality, 80) as the libvips floor (bench/floor) encodes;
 --   newsize: /thumb?url=<origin>/NAME?ns=<tag>&w=<200 + floor(k / N) mod 200>
 --            the same (already cached) source per image, and no (image, width) pair repeats
 --            for the first N * 200 requests.
@@ -26,15 +27,17 @@ function request()
   i = i + 1
   local n = #names
   local name = names[(k % n) + 1]
-  local src, w
+  local src, w, extra
   if mode == "cold" then
     src = origin .. "/" .. name .. "?r=" .. tag .. "-" .. k
     w = 200 + k % 200
+    extra = "&format=jpeg"
   else
     src = origin .. "/" .. name .. "?ns=" .. tag
     w = 200 + math.floor(k / n) % 200
+    extra = ""
   end
-  return wrk.format("GET", "/thumb?url=" .. enc(src) .. "&w=" .. w)
+  return wrk.format("GET", "/thumb?url=" .. enc(src) .. "&w=" .. w .. extra)
 end
 
 done = bench_done
