@@ -20,33 +20,33 @@ public final class ThumbnailApp: Sendable {
     /// Builds everything; nothing listens until `start()`.
     public init(configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil) {
         self.configuration = configuration
-        let log = RequestLog(enabled: configuration.logRequests)
+        let log = RequestLog(enabled: configuration.logging.requests)
         let policy = SourcePolicy(
-            allowLoopback: configuration.allowLoopbackSources, allowPrivate: configuration.allowPrivateSources,
-            allowedHosts: configuration.allowedSourceHosts)
+            allowLoopback: configuration.fetch.allowLoopback, allowPrivate: configuration.fetch.allowPrivate,
+            allowedHosts: configuration.fetch.allowedHosts)
         let fetcher = CurlImageFetcher(
             policy: policy,
             limits: .init(
-                connectTimeout: .milliseconds(Int64(configuration.connectTimeout * 1000)),
-                totalTimeout: .milliseconds(Int64(configuration.fetchTimeout * 1000)),
-                maxBytes: configuration.maxSourceBytes))
-        let cacheControl = "public, max-age=\(configuration.cacheMaxAge)"
+                connectTimeout: configuration.fetch.connectTimeout, totalTimeout: configuration.fetch.timeout,
+                maxBytes: configuration.fetch.maxSourceBytes))
+        let cacheControl = "public, max-age=\(configuration.cache.maxAge.wholeSeconds)"
         let pipeline = Pipeline(
-            cache: ImageCache<Pipeline.Entry>(budget: configuration.cacheBytes),
-            workers: WorkerPool(workers: configuration.workers, queueCapacity: configuration.queueCapacity),
+            cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
+            workers: WorkerPool(
+                workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity),
             fetcher: custom ?? fetcher, imaging: VipsImaging(),
-            limits: .init(maxSourcePixels: configuration.maxSourcePixels)
+            limits: .init(maxSourcePixels: configuration.processing.maxSourcePixels)
         ) { image, fingerprint in
             HitResponses(image, fingerprint: fingerprint, cacheControl: cacheControl)
         }
         let routes = Routes(pipeline: pipeline, configuration: configuration, log: log)
         var serverConfiguration = HTTPServerConfiguration()
-        serverConfiguration.host = configuration.host
-        serverConfiguration.port = configuration.port
-        serverConfiguration.threads = configuration.serverThreads
-        serverConfiguration.connectionLimit = configuration.maxConnections
-        serverConfiguration.headTimeout = .milliseconds(Int64(configuration.headTimeout * 1000))
-        serverConfiguration.idleTimeout = .milliseconds(Int64(configuration.idleTimeout * 1000))
+        serverConfiguration.host = configuration.server.host
+        serverConfiguration.port = configuration.server.port
+        serverConfiguration.threads = configuration.server.threads
+        serverConfiguration.connectionLimit = configuration.server.maxConnections
+        serverConfiguration.headTimeout = configuration.server.headTimeout
+        serverConfiguration.idleTimeout = configuration.server.idleTimeout
         self.server = HTTPServer(configuration: serverConfiguration) { request, responder in
             routes.handle(request, responder)
         }
@@ -58,7 +58,7 @@ public final class ThumbnailApp: Sendable {
     /// Binds and starts serving.
     public func start() throws {
         try server.start()
-        log.event("thumbd \(Self.version) listening on \(configuration.host):\(server.port)")
+        log.event("thumbd \(Self.version) listening on \(configuration.server.host):\(server.port)")
     }
 
     /// The bound port (useful with port 0).
@@ -67,11 +67,12 @@ public final class ThumbnailApp: Sendable {
     /// Graceful stop: no new connections, in-flight requests get `shutdownGrace` to finish,
     /// anything still waiting then gets a 503; then the workers and the fetcher stop.
     public func shutdown() {
-        log.event("stopping: finishing in-flight requests (grace \(configuration.shutdownGrace)s)")
+        log.event("stopping: finishing in-flight requests (grace \(configuration.server.shutdownGrace.secondsText)s)")
         var late = ProblemResponse.make(
-            ThumbnailError(.shuttingDown), requestID: "shutdown", retryAfter: configuration.retryAfter)
+            ThumbnailError(.shuttingDown), requestID: "shutdown",
+            retryAfter: configuration.server.retryAfter.wholeSeconds)
         late.headers.append(("X-Request-Id", "shutdown"))
-        server.shutdown(grace: .milliseconds(Int64(configuration.shutdownGrace * 1000)), lateResponse: late)
+        server.shutdown(grace: configuration.server.shutdownGrace, lateResponse: late)
         pipeline.stop()
         fetcher.shutdown()
         log.event("stopped")

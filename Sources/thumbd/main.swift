@@ -16,7 +16,7 @@ case .success(.run(let configuration)):
         try app.start()
     } catch {
         FileHandle.standardError.write(
-            Data("thumbd: cannot listen on \(configuration.host):\(configuration.port): \(error)\n".utf8))
+            Data("thumbd: cannot listen on \(configuration.server.host):\(configuration.server.port): \(error)\n".utf8))
         exit(1)
     }
     exit(app.runUntilSignalled())

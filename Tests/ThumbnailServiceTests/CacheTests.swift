@@ -90,9 +90,9 @@ import Testing
                 "/other.jpg": .ok(Self.photo),
             ]
         ) {
-            $0.workers = 1
-            $0.queueCapacity = 0
-            $0.retryAfter = 2
+            $0.processing.workers = 1
+            $0.processing.queueCapacity = 0
+            $0.server.retryAfter = .seconds(2)
         }
         #expect(try await h.get(h.thumb("/warm.jpg")).status == 200)
         async let slow = h.get(h.thumb("/slow.jpg"))
@@ -110,7 +110,7 @@ import Testing
 
     @Test func cacheBudgetHoldsUnderTraffic() async throws {
         let budget = 40_000
-        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.cacheBytes = budget }
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.cache.bytes = budget }
         for width in stride(from: 100, through: 400, by: 5) {
             #expect(try await h.get(h.thumb("/p.jpg", "w=\(width)&format=webp")).status == 200)
             #expect(h.app.pipeline.metrics.cache.total.bytes <= budget)

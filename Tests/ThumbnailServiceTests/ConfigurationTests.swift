@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import ThumbnailService
@@ -11,14 +12,14 @@ import Testing
 
     @Test func defaultsMatchTheContract() throws {
         guard case .success(.run(let config)) = load([]) else { Issue.record("no config"); return }
-        #expect(config.host == "127.0.0.1")
-        #expect(config.port == 8080)
-        #expect(config.maxSourceBytes == 32 << 20)
-        #expect(config.maxSourcePixels == 75_000_000)
-        #expect(config.connectTimeout == 5)
-        #expect(config.fetchTimeout == 20)
-        #expect(!config.allowLoopbackSources && !config.allowPrivateSources)
-        #expect(config.cacheBytes >= 64 << 20 && config.cacheBytes <= 4 << 30)
+        #expect(config.server.host == "127.0.0.1")
+        #expect(config.server.port == 8080)
+        #expect(config.fetch.maxSourceBytes == 32 << 20)
+        #expect(config.processing.maxSourcePixels == 75_000_000)
+        #expect(config.fetch.connectTimeout == .seconds(5))
+        #expect(config.fetch.timeout == .seconds(20))
+        #expect(!config.fetch.allowLoopback && !config.fetch.allowPrivate)
+        #expect(config.cache.bytes >= 64 << 20 && config.cache.bytes <= 4 << 30)
     }
 
     @Test func flagsWinOverTheEnvironment() throws {
@@ -29,12 +30,12 @@ import Testing
             ],
             ["THUMBD_PORT": "7000", "THUMBD_WORKERS": "3", "THUMBD_ALLOW_PRIVATE_SOURCES": "true"])
         guard case .success(.run(let config)) = result else { Issue.record("\(result)"); return }
-        #expect(config.port == 9000)
-        #expect(config.workers == 3)
-        #expect(config.cacheBytes == 256 << 20)
-        #expect(config.allowLoopbackSources)
-        #expect(config.allowPrivateSources)
-        #expect(config.allowedSourceHosts == ["a.example", "*.b.example"])
+        #expect(config.server.port == 9000)
+        #expect(config.processing.workers == 3)
+        #expect(config.cache.bytes == 256 << 20)
+        #expect(config.fetch.allowLoopback)
+        #expect(config.fetch.allowPrivate)
+        #expect(config.fetch.allowedHosts == ["a.example", "*.b.example"])
     }
 
     @Test func everyProblemIsReportedAtOnce() {
@@ -54,5 +55,44 @@ import Testing
         }
         #expect(text.contains("default: 127.0.0.1"))
         #expect(text.contains("default: 32M"))
+    }
+
+    /// The README's settings table says what `--help` says: the same flags, in the same order,
+    /// with the same defaults (a machine-derived default in the same words).
+    @Test func readmeSettingsTableMatchesHelp() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.components(separatedBy: "\n")
+        let header = try #require(lines.firstIndex(of: "| flag | default | meaning |"), "no settings table")
+        var rows: [(flag: String, defaultText: String)] = []
+        for line in lines[(header + 2)...] {
+            guard line.hasPrefix("|") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            rows.append((cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")), cells[2]))
+        }
+        let defaults = ServiceConfiguration()
+        #expect(rows.map(\.flag) == ServiceConfiguration.settings.map(\.flag))
+        for (setting, row) in zip(ServiceConfiguration.settings, rows) {
+            let value = setting.defaultText(defaults)
+            let expected = setting.derivedDefault ?? (value.isEmpty ? "empty" : "`\(value)`")
+            #expect(row.defaultText == expected, "\(setting.flag)")
+        }
+    }
+
+    @Test func durationsAreReadAsSecondsAndWholeSecondsWhereTheyMustBe() throws {
+        guard case .success(.run(let config)) = load(["--head-timeout", "0.25", "--retry-after", "3"]) else {
+            Issue.record("no config")
+            return
+        }
+        #expect(config.server.headTimeout == .milliseconds(250))
+        #expect(config.server.retryAfter == .seconds(3))
+        guard case .failure(let error) = load(["--retry-after", "1.5", "--cache-max-age", "-1"]) else {
+            Issue.record("expected failure")
+            return
+        }
+        #expect(error.problems.count == 2)
     }
 }

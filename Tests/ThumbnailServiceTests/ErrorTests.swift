@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func ssrfIsRefusedByDefault() async throws {
-        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.allowLoopbackSources = false }
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.fetch.allowLoopback = false }
         try expectProblem(try await h.get(h.thumb("/p.jpg")), 403)
         // A name that resolves to loopback is refused at connect time.
         let byName = "/thumb?url=\(Harness.encode("http://localhost:\(h.origin.port)/p.jpg"))&w=10"
@@ -60,7 +60,7 @@ import Testing
 
     @Test func allowlistedHostsOnly() async throws {
         let h = try Harness(routes: ["/p.jpg": .ok(Self.photo), "/away": .redirect(to: "http://localhost/x")]) {
-            $0.allowedSourceHosts = ["127.0.0.1"]
+            $0.fetch.allowedHosts = ["127.0.0.1"]
         }
         #expect(try await h.get(h.thumb("/p.jpg")).status == 200)
         try expectProblem(try await h.get(h.thumb("/away")), 403)
@@ -94,7 +94,7 @@ import Testing
         let h = try Harness(routes: [
             "/honest": .ok(big), "/chunked": .chunked([Array(big[..<30_000]), Array(big[30_000...])]),
             "/liar": .declaredLength(1_000, body: big), "/gzip": .gzip(big),
-        ]) { $0.maxSourceBytes = 20_000 }
+        ]) { $0.fetch.maxSourceBytes = 20_000 }
         try expectProblem(try await h.get(h.thumb("/honest")), 413)
         try expectProblem(try await h.get(h.thumb("/chunked")), 413)
         try expectProblem(try await h.get(h.thumb("/gzip")), 413)
@@ -107,14 +107,14 @@ import Testing
         let h = try Harness(routes: ["/bomb.png": .ok(Fixtures.pngBomb(width: 50_000, height: 50_000))])
         try expectProblem(try await h.get(h.thumb("/bomb.png")), 422)
         #expect(h.app.pipeline.metrics.renders.thumbnails == 0)
-        let tight = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.maxSourcePixels = 300 * 200 - 1 }
+        let tight = try Harness(routes: ["/p.jpg": .ok(Self.photo)]) { $0.processing.maxSourcePixels = 300 * 200 - 1 }
         try expectProblem(try await tight.get(tight.thumb("/p.jpg")), 422)
     }
 
     @Test func slowOriginsHitTheDeadline() async throws {
         let h = try Harness(routes: [
             "/trickle": .trickle(Self.photo, chunkSize: 1, interval: .milliseconds(200)), "/hang": .hang,
-        ]) { $0.fetchTimeout = 1 }
+        ]) { $0.fetch.timeout = .seconds(1) }
         try expectProblem(try await h.get(h.thumb("/trickle")), 504)
         try expectProblem(try await h.get(h.thumb("/hang")), 504)
         #expect(try await h.get("/healthz").status == 200)

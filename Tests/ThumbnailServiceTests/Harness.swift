@@ -15,13 +15,13 @@ final class Harness: Sendable {
     ) throws {
         origin = try TestOrigin(host: originHost, routes: routes)
         var configuration = ServiceConfiguration()
-        configuration.port = 0
-        configuration.allowLoopbackSources = true
-        configuration.logRequests = false
-        configuration.workers = 2
-        configuration.serverThreads = 2
-        configuration.cacheBytes = 64 << 20
-        configuration.shutdownGrace = 3
+        configuration.server.port = 0
+        configuration.fetch.allowLoopback = true
+        configuration.logging.requests = false
+        configuration.processing.workers = 2
+        configuration.server.threads = 2
+        configuration.cache.bytes = 64 << 20
+        configuration.server.shutdownGrace = .seconds(3)
         configure(&configuration)
         app = ThumbnailApp(configuration: configuration)
         try app.start()

@@ -10,10 +10,10 @@ import Testing
             "/slow.jpg": .delayed(.milliseconds(800), .ok(Fixtures.jpeg(width: 300, height: 200)))
         ])
         var configuration = ServiceConfiguration()
-        configuration.port = 0
-        configuration.allowLoopbackSources = true
-        configuration.logRequests = false
-        configuration.shutdownGrace = 5
+        configuration.server.port = 0
+        configuration.fetch.allowLoopback = true
+        configuration.logging.requests = false
+        configuration.server.shutdownGrace = .seconds(5)
         let app = ThumbnailApp(configuration: configuration)
         try app.start()
         let port = app.port
@@ -34,10 +34,10 @@ import Testing
     @Test func requestsStillWaitingAfterTheGraceGet503() async throws {
         let origin = try TestOrigin(routes: ["/hang": .hang])
         var configuration = ServiceConfiguration()
-        configuration.port = 0
-        configuration.allowLoopbackSources = true
-        configuration.logRequests = false
-        configuration.shutdownGrace = 0.5
+        configuration.server.port = 0
+        configuration.fetch.allowLoopback = true
+        configuration.logging.requests = false
+        configuration.server.shutdownGrace = .milliseconds(500)
         let app = ThumbnailApp(configuration: configuration)
         try app.start()
         async let waiting = TestHTTPClient.request(

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import ThumbnailCore
 
 @testable import ThumbnailService
 
@@ -15,11 +16,11 @@ import Testing
         let h = try Harness(routes: [
             "/p.jpg": .ok(photo), "/boom": .status(500), "/text": .ok(Array("nope".utf8)),
             "/bomb.png": .ok(Fixtures.pngBomb()), "/big": .ok([UInt8](repeating: 1, count: 300_000)),
-        ]) { $0.maxSourceBytes = 100_000 }
+        ]) { $0.fetch.maxSourceBytes = 100_000 }
         let busy = try Harness(routes: ["/hang": .hang]) {
-            $0.workers = 1
-            $0.queueCapacity = 0
-            $0.fetchTimeout = 2
+            $0.processing.workers = 1
+            $0.processing.queueCapacity = 0
+            $0.fetch.timeout = .seconds(2)
         }
         var seen: Set<String> = []
         func record(_ path: String, _ method: String, _ response: TestHTTPResponse) {
@@ -75,44 +76,88 @@ import Testing
             "produced but not documented: \(seen.subtracting(documented).sorted())")
     }
 
-    @Test func everyDocumentedParameterIsEnforcedAsWritten() async throws {
+    /// openapi.yaml documents exactly the parameters of `RequestParameter.all`, with their bounds,
+    /// values and requirement, on both routes.
+    @Test func theDocumentedParametersAreTheDefinedOnes() throws {
+        for (path, method) in [("/thumb", "GET"), ("/prefetch", "POST")] {
+            let operation = try #require(Self.document.operations.first { $0.path == path && $0.method == method })
+            let documented = operation.parameters.filter { $0.location == "query" }
+            #expect(documented.map(\.name) == RequestParameter.all.map(\.name), "\(path)")
+            for (parameter, doc) in zip(RequestParameter.all, documented) {
+                switch parameter.kind {
+                case .url: break
+                case .integer(let range):
+                    #expect(
+                        doc.minimum == Double(range.lowerBound) && doc.maximum == Double(range.upperBound),
+                        "\(doc.name)")
+                case .decimal(let range, let digits):
+                    #expect(doc.minimum == range.lowerBound && doc.maximum == range.upperBound, "\(doc.name)")
+                    #expect(doc.multipleOf == pow(10, -Double(digits)), "\(doc.name)")
+                case .choice(let words):
+                    #expect(doc.enumValues == words, "\(doc.name)")
+                }
+                let required = path == "/thumb" ? parameter.requiredForThumb : parameter.name == "url"
+                #expect(doc.required == required, "\(path) \(doc.name)")
+            }
+        }
+    }
+
+    /// The server enforces every parameter's definition as written: bounds, values, repeats,
+    /// requirements, unknown names.
+    @Test func everyDefinedParameterIsEnforced() async throws {
         let h = try Harness(routes: ["/p.jpg": .ok(Fixtures.jpeg(width: 300, height: 200))])
-        let thumb = try #require(Self.document.operations.first { $0.path == "/thumb" && $0.method == "GET" })
         let base = "url=\(Harness.encode(h.origin.url("/p.jpg")))"
         // The rest of a valid query for each parameter under test.
         let context: [String: String] = [
-            "w": "", "h": "&w=50", "fit": "&w=50&h=50", "crop": "&w=50&h=50&fit=cover", "format": "&w=50", "q": "&w=50",
+            "w": "", "h": "&w=50", "dpr": "&w=50", "fit": "&w=50&h=50", "crop": "&w=50&h=50&fit=cover",
+            "format": "&w=50", "q": "&w=50",
         ]
         var checked = 0
-        for parameter in thumb.parameters where parameter.location == "query" && parameter.name != "url" {
+        for parameter in RequestParameter.all where parameter.kind != .url {
             let rest = try #require(context[parameter.name], "no test context for \(parameter.name)")
             func status(_ value: String) async throws -> Int {
                 try await h.get("/thumb?\(base)\(rest)&\(parameter.name)=\(value)").status
             }
-            if let minimum = parameter.minimum, let maximum = parameter.maximum {
-                #expect(try await status(String(minimum)) == 200, "\(parameter.name)=\(minimum)")
-                #expect(try await status(String(maximum)) == 200, "\(parameter.name)=\(maximum)")
-                #expect(try await status(String(minimum - 1)) == 400, "\(parameter.name)=\(minimum - 1)")
-                #expect(try await status(String(maximum + 1)) == 400, "\(parameter.name)=\(maximum + 1)")
+            switch parameter.kind {
+            case .url: break
+            case .integer(let range):
+                #expect(try await status(String(range.lowerBound)) == 200, "\(parameter.name)=\(range.lowerBound)")
+                #expect(try await status(String(range.upperBound)) == 200, "\(parameter.name)=\(range.upperBound)")
+                #expect(try await status(String(range.lowerBound - 1)) == 400)
+                #expect(try await status(String(range.upperBound + 1)) == 400)
                 #expect(try await status("x") == 400)
                 checked += 1
-            }
-            for value in parameter.enumValues {
-                #expect(try await status(value) == 200, "\(parameter.name)=\(value)")
+            case .decimal(let range, _):
+                let low = RequestParameter.decimalText(range.lowerBound)
+                let high = RequestParameter.decimalText(range.upperBound)
+                #expect(try await status(low) == 200, "\(parameter.name)=\(low)")
+                #expect(try await status(high) == 200, "\(parameter.name)=\(high)")
+                #expect(try await status("1.5") == 200)
+                #expect(try await status(String(range.lowerBound - 0.1)) == 400)
+                #expect(try await status(String(range.upperBound + 0.1)) == 400)
+                #expect(try await status("1.25") == 400)  // one decimal at most
                 checked += 1
+            case .choice(let words):
+                for word in words {
+                    #expect(try await status(word) == 200, "\(parameter.name)=\(word)")
+                    checked += 1
+                }
+                #expect(try await status("bogus") == 400)
             }
-            if !parameter.enumValues.isEmpty { #expect(try await status("bogus") == 400) }
             // Repeated parameters are always refused.
             let repeated = try await h.get("/thumb?\(base)\(rest)&\(parameter.name)=1&\(parameter.name)=1")
             #expect(repeated.status == 400, "repeated \(parameter.name)")
         }
-        #expect(checked >= 3 + 3 + 2 + 5)  // w, h, q ranges; fit, crop, format values
-        for required in thumb.parameters where required.required && required.location == "query" {
-            let others = thumb.parameters.filter { $0.required && $0.location == "query" && $0.name != required.name }
+        #expect(checked >= 3 + 1 + 3 + 2 + 5)  // w, h, q ranges; dpr; fit, crop, format values
+        for required in RequestParameter.all where required.requiredForThumb {
+            let others = RequestParameter.all.filter { $0.requiredForThumb && $0.name != required.name }
             let query = others.map { $0.name == "url" ? base : "\($0.name)=50" }.joined(separator: "&")
             #expect(try await h.get("/thumb?\(query)").status == 400, "missing \(required.name)")
         }
         #expect(try await h.get("/thumb?\(base)&w=50&unknown=1").status == 400)
+        // dpr multiplies the box: w=100&dpr=2 is 200 pixels wide.
+        let double = try await h.get("/thumb?\(base)&w=100&dpr=2")
+        #expect(try double.image().width == 200)
     }
 }
 
@@ -123,8 +168,9 @@ struct OpenAPIDocument {
         var name: String
         var location = ""
         var required = false
-        var minimum: Int?
-        var maximum: Int?
+        var minimum: Double?
+        var maximum: Double?
+        var multipleOf: Double?
         var enumValues: [String] = []
     }
 
@@ -177,8 +223,9 @@ struct OpenAPIDocument {
                 switch pair[0] {
                 case "in": parameter.location = pair[1]
                 case "required": parameter.required = pair[1] == "true"
-                case "minimum": parameter.minimum = Int(pair[1])
-                case "maximum": parameter.maximum = Int(pair[1])
+                case "minimum": parameter.minimum = Double(pair[1])
+                case "maximum": parameter.maximum = Double(pair[1])
+                case "multipleOf": parameter.multipleOf = Double(pair[1])
                 case "enum":
                     parameter.enumValues = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "[]")).split(
                         separator: ","

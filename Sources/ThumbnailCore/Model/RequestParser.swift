@@ -129,7 +129,7 @@ extension RequestParameter {
         }
     }
 
-    static func decimalText(_ value: Double) -> String {
+    public static func decimalText(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

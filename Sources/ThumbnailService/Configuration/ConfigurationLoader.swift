@@ -1,4 +1,5 @@
 import Foundation
+import ThumbnailCore
 
 extension ServiceConfiguration {
     /// Every setting, in `--help` order. Flags: `--name VALUE` or `--name=VALUE`; booleans also
@@ -6,31 +7,35 @@ extension ServiceConfiguration {
     static let settings: [Setting] = [
         .init(
             name: "host", kind: .value("ADDR"), help: "Address to listen on (IPv4 or IPv6 literal)",
-            defaultText: { $0.host }
+            defaultText: { $0.server.host }
         ) {
             config, text in
             guard IPLiteral.isValid(text) else { return "must be an IPv4 or IPv6 address literal" }
-            config.host = text
+            config.server.host = text
             return nil
         },
-        .int("port", \.port, 0...65535, "TCP port (0: any free port)"),
+        .int("port", \.server.port, 0...65535, "TCP port (0: any free port)"),
         .bytes(
-            "cache-bytes", \.cacheBytes, 0...(1 << 40),
-            "Memory budget for cached originals and thumbnails (default: 1/4 of the memory limit, at most 4G)"),
-        .int("workers", \.workers, 1...256, "Image worker threads (default: cores)"),
-        .int("queue-capacity", \.queueCapacity, 0...100_000, "Misses admitted beyond the running ones; more get 503"),
-        .bytes("max-source-bytes", \.maxSourceBytes, 1...(1 << 32), "Largest source accepted, counted while streaming"),
+            "cache-bytes", \.cache.bytes, 0...(1 << 40),
+            "Memory budget for cached originals, decoded copies and thumbnails",
+            derivedDefault: "¼ of the cgroup or machine memory limit (the lower), between 64M and 4G"),
+        .int("workers", \.processing.workers, 1...256, "Image worker threads (libvips)", derivedDefault: "cores"),
         .int(
-            "max-source-pixels", \.maxSourcePixels, 1...1_000_000_000,
-            "Largest source in pixels, checked before decoding"),
+            "queue-capacity", \.processing.queueCapacity, 0...100_000,
+            "Misses admitted beyond the running ones; more get 503"),
+        .bytes(
+            "max-source-bytes", \.fetch.maxSourceBytes, 1...(1 << 32),
+            "Largest source accepted, counted while streaming"),
+        .int(
+            "max-source-pixels", \.processing.maxSourcePixels, 1...1_000_000_000,
+            "Largest source in pixels (first page), checked before decoding"),
         .bool(
-            "allow-loopback-sources", \.allowLoopbackSources, "Allow sources on loopback addresses (development, tests)"
-        ),
-        .bool("allow-private-sources", \.allowPrivateSources, "Allow sources on private and CGNAT addresses"),
+            "allow-loopback-sources", \.fetch.allowLoopback, "Allow sources on loopback addresses (development, tests)"),
+        .bool("allow-private-sources", \.fetch.allowPrivate, "Allow sources on private and CGNAT addresses"),
         .init(
             name: "allowed-source-hosts", kind: .value("LIST"),
             help: "Comma-separated source host allowlist (\"a.example\", \"*.b.example\"); empty: any public host",
-            defaultText: { $0.allowedSourceHosts.joined(separator: ",") }
+            defaultText: { $0.fetch.allowedHosts.joined(separator: ",") }
         ) { config, text in
             let hosts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
                 .filter { !$0.isEmpty }
@@ -42,26 +47,35 @@ extension ServiceConfiguration {
                     }
             }
             guard valid else { return "must be a comma-separated list of host names" }
-            config.allowedSourceHosts = hosts
+            config.fetch.allowedHosts = hosts
             return nil
         },
-        .seconds("connect-timeout", \.connectTimeout, 0.1...600, "Source connect timeout, seconds"),
+        .seconds("connect-timeout", \.fetch.connectTimeout, 0.1...600, "Source connect timeout, seconds"),
         .seconds(
-            "fetch-timeout", \.fetchTimeout, 0.1...3600,
+            "fetch-timeout", \.fetch.timeout, 0.1...3600,
             "Deadline for a whole source fetch (redirects included), seconds"),
-        .int("cache-max-age", \.cacheMaxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds"),
-        .int("server-threads", \.serverThreads, 1...256, "HTTP polling threads (default: cores)"),
-        .int("max-connections", \.maxConnections, 1...1_000_000, "Most simultaneous client connections"),
-        .seconds("head-timeout", \.headTimeout, 0.1...3600, "Deadline for a client's complete request head, seconds"),
-        .seconds("idle-timeout", \.idleTimeout, 1...3600, "Idle keep-alive connections are closed after this, seconds"),
         .seconds(
-            "shutdown-grace", \.shutdownGrace, 0...3600,
+            "cache-max-age", \.cache.maxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds",
+            wholeSeconds: true),
+        .int("server-threads", \.server.threads, 1...256, "HTTP polling threads", derivedDefault: "cores"),
+        .int("max-connections", \.server.maxConnections, 1...1_000_000, "Most simultaneous client connections"),
+        .seconds(
+            "head-timeout", \.server.headTimeout, 0.1...3600, "Deadline for a client's complete request head, seconds"),
+        .seconds(
+            "idle-timeout", \.server.idleTimeout, 1...3600, "Idle keep-alive connections are closed after this, seconds"
+        ),
+        .seconds(
+            "shutdown-grace", \.server.shutdownGrace, 0...3600,
             "Time in-flight requests get to finish on SIGTERM/SIGINT, seconds"),
-        .int("retry-after", \.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds"),
-        .bool("log-requests", \.logRequests, "One log line per request on standard error"),
-        .int("malloc-arenas", \.mallocArenas, 0...1024, "glibc malloc arenas (0: glibc's default of 8 per core)"),
+        .seconds(
+            "retry-after", \.server.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds",
+            wholeSeconds: true),
+        .bool("log-requests", \.logging.requests, "One log line per request on standard error"),
+        .int(
+            "malloc-arenas", \.processing.mallocArenas, 0...1024,
+            "glibc malloc arenas (0: glibc's default of 8 per core)"),
         .bytes(
-            "malloc-mmap-threshold", \.mallocMmapThreshold, 0...(512 << 20),
+            "malloc-mmap-threshold", \.processing.mallocMmapThreshold, 0...(512 << 20),
             "Allocations this large are mmap'd and given back when freed (0: glibc's dynamic threshold)"),
     ]
 
@@ -137,13 +151,28 @@ extension ServiceConfiguration {
             "",
             "Usage: thumbd [--setting VALUE]...",
             "",
-            "  GET  /thumb?url=URL&w=N[&h=N][&fit=inside|cover|fill][&crop=centre|attention]",
-            "                    [&format=jpeg|png|webp|avif|auto][&q=1-100]",
-            "  POST /prefetch?url=URL[&w=N...]    load into the cache in the background (202)",
+            "  GET  /thumb?url=URL&w=N[&PARAMETER=VALUE]...   the thumbnail",
+            "  POST /prefetch?url=URL[&w=N...]               load into the cache in the background (202)",
             "  GET  /healthz",
             "",
-            "Settings (flag, environment variable, default). A flag wins over the environment.",
+            "Request parameters (/thumb and /prefetch):",
         ]
+        for parameter in RequestParameter.all {
+            let values: String
+            switch parameter.kind {
+            case .url: values = "URL"
+            case .integer(let range): values = "\(range.lowerBound)-\(range.upperBound)"
+            case .decimal(let range, let digits):
+                values =
+                    "\(RequestParameter.decimalText(range.lowerBound))-\(RequestParameter.decimalText(range.upperBound)), \(digits) decimal"
+            case .choice(let words): values = words.joined(separator: "|")
+            }
+            let required = parameter.requiredForThumb ? ", required" : ""
+            let fallback = parameter.defaultValue.map { ", default \($0)" } ?? ""
+            lines.append("  \(parameter.name)=\(values)\(required)\(fallback)")
+            lines.append("      \(parameter.summary)")
+        }
+        lines += ["", "Settings (flag, environment variable, default). A flag wins over the environment."]
         for setting in settings {
             let argument: String
             switch setting.kind {
@@ -152,9 +181,9 @@ extension ServiceConfiguration {
             }
             lines.append("  \(argument)")
             lines.append("      \(setting.help)")
-            lines.append(
-                "      env \(setting.environmentName), default: \(setting.defaultText(defaults).isEmpty ? "(empty)" : setting.defaultText(defaults))"
-            )
+            let value = setting.defaultText(defaults).isEmpty ? "(empty)" : setting.defaultText(defaults)
+            let derived = setting.derivedDefault.map { " (\($0))" } ?? ""
+            lines.append("      env \(setting.environmentName), default: \(value)\(derived)")
         }
         lines += ["  --help", "      This text", "  --version", "      Print the version"]
         return lines.joined(separator: "\n")

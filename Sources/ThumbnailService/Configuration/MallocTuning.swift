@@ -18,9 +18,11 @@ public enum MallocTuning {
             // target for one declaration. Absent (another libc, or jemalloc preloaded): no-op.
             guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
             let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-            if configuration.mallocArenas > 0 { _ = mallopt(arenaMax, Int32(configuration.mallocArenas)) }
-            if configuration.mallocMmapThreshold > 0 {
-                _ = mallopt(mmapThreshold, Int32(clamping: configuration.mallocMmapThreshold))
+            if configuration.processing.mallocArenas > 0 {
+                _ = mallopt(arenaMax, Int32(configuration.processing.mallocArenas))
+            }
+            if configuration.processing.mallocMmapThreshold > 0 {
+                _ = mallopt(mmapThreshold, Int32(clamping: configuration.processing.mallocMmapThreshold))
             }
         #endif
     }

@@ -7,15 +7,34 @@ struct Setting: Sendable {
     let help: String
     let defaultText: @Sendable (ServiceConfiguration) -> String
     let apply: @Sendable (inout ServiceConfiguration, String) -> String?
+    /// For a default derived from the machine (cores, memory): what it is, in words (the value
+    /// `--help` prints is this machine's).
+    var derivedDefault: String? = nil
+
+    init(
+        name: String, kind: Kind, help: String, derivedDefault: String? = nil,
+        defaultText: @escaping @Sendable (ServiceConfiguration) -> String,
+        apply: @escaping @Sendable (inout ServiceConfiguration, String) -> String?
+    ) {
+        self.name = name
+        self.kind = kind
+        self.help = help
+        self.derivedDefault = derivedDefault
+        self.defaultText = defaultText
+        self.apply = apply
+    }
 
     var flag: String { "--\(name)" }
     var environmentName: String { "THUMBD_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
 
     static func int(
         _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ range: ClosedRange<Int>,
-        _ help: String
+        _ help: String, derivedDefault: String? = nil
     ) -> Setting {
-        Setting(name: name, kind: .value("N"), help: help, defaultText: { String($0[keyPath: keyPath]) }) {
+        Setting(
+            name: name, kind: .value("N"), help: help, derivedDefault: derivedDefault,
+            defaultText: { String($0[keyPath: keyPath]) }
+        ) {
             config, text in
             guard let value = Int(text), range.contains(value) else {
                 return "must be an integer from \(range.lowerBound) to \(range.upperBound)"
@@ -27,10 +46,12 @@ struct Setting: Sendable {
 
     static func bytes(
         _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ range: ClosedRange<Int>,
-        _ help: String
+        _ help: String, derivedDefault: String? = nil
     ) -> Setting {
-        Setting(name: name, kind: .value("BYTES"), help: help, defaultText: { ByteCount.format($0[keyPath: keyPath]) })
-        {
+        Setting(
+            name: name, kind: .value("BYTES"), help: help, derivedDefault: derivedDefault,
+            defaultText: { ByteCount.format($0[keyPath: keyPath]) }
+        ) {
             config, text in
             guard let value = ByteCount.parse(text), range.contains(value) else {
                 return
@@ -41,17 +62,21 @@ struct Setting: Sendable {
         }
     }
 
+    /// A duration written as seconds (decimals allowed, e.g. 0.5); `wholeSeconds` for settings that
+    /// go out as an integer header value.
     static func seconds(
-        _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Double> & Sendable,
-        _ range: ClosedRange<Double>, _ help: String
+        _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Duration> & Sendable,
+        _ range: ClosedRange<Double>, _ help: String, wholeSeconds: Bool = false
     ) -> Setting {
-        Setting(name: name, kind: .value("SECONDS"), help: help, defaultText: { formatSeconds($0[keyPath: keyPath]) }) {
+        Setting(name: name, kind: .value("SECONDS"), help: help, defaultText: { $0[keyPath: keyPath].secondsText }) {
             config, text in
-            guard let value = Double(text), value.isFinite, range.contains(value) else {
-                return
-                    "must be a number of seconds from \(formatSeconds(range.lowerBound)) to \(formatSeconds(range.upperBound))"
+            guard let value = Double(text), value.isFinite, range.contains(value),
+                !wholeSeconds || value == value.rounded()
+            else {
+                let kind = wholeSeconds ? "a whole number of seconds" : "a number of seconds"
+                return "must be \(kind) from \(formatSeconds(range.lowerBound)) to \(formatSeconds(range.upperBound))"
             }
-            config[keyPath: keyPath] = value
+            config[keyPath: keyPath] = .milliseconds(Int64((value * 1000).rounded()))
             return nil
         }
     }

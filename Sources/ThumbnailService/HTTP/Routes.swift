@@ -15,7 +15,7 @@ final class Routes: Sendable {
     init(pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog) {
         self.pipeline = pipeline
         self.log = log
-        self.retryAfter = configuration.retryAfter
+        self.retryAfter = configuration.server.retryAfter.wholeSeconds
     }
 
     /// Everything a reply needs to be answered and logged.
