@@ -49,6 +49,8 @@ public final class TestOrigin: @unchecked Sendable {
         case raw([UInt8])
         /// Waits, then answers with the inner reply.
         case delayed(Duration, Reply)
+        /// Holds the answer until the test opens the gate (or the origin stops), then the inner reply.
+        case gated(TestGate, Reply)
         /// Reads the request and never answers (until `stop()`).
         case hang
     }
@@ -135,6 +137,8 @@ private final class Core: @unchecked Sendable {
     /// Numbers of the open connections, for `stop()` to shut down; each is owned (and closed) by its
     /// connection thread, which removes it from here first.
     private var connections: Set<Int32> = []
+    /// Gates connections wait on; `stop()` opens them so no thread stays blocked.
+    private var gates: [TestGate] = []
     private var liveThreads = 0
     private var log: [TestOrigin.Request] = []
 
@@ -193,6 +197,7 @@ private final class Core: @unchecked Sendable {
             // shutdown() wakes a thread blocked in accept()/recv() on Linux; close() would not.
             _ = shutdown(listener, Int32(SHUT_RDWR))
             for fd in connections { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+            for gate in gates { gate.open() }
             condition.broadcast()
         }
         while liveThreads > 0 { condition.wait() }
@@ -341,6 +346,17 @@ private final class Core: @unchecked Sendable {
             sendAll(fd, bytes)
         case .delayed(let delay, let inner):
             if pause(delay) { respond(fd, inner) }
+        case .gated(let gate, let inner):
+            condition.lock()
+            let stopped = stopping
+            if !stopped { gates.append(gate) }
+            condition.unlock()
+            if stopped { return }
+            gate.wait()  // stop() opens every gate a connection waits on
+            condition.lock()
+            let answer = !stopping
+            condition.unlock()
+            if answer { respond(fd, inner) }
         case .hang:
             condition.lock()
             while !stopping { condition.wait() }

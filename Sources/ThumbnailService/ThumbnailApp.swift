@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Synchronization
 import ThumbnailCore
 
 /// The pipeline as the service runs it: libvips images, the HTTP layer's hit responses prepared
@@ -16,6 +17,7 @@ public final class ThumbnailApp: Sendable {
     let log: RequestLog
     private let server: HTTPServer
     private let fetcher: CurlImageFetcher
+    private let stopping = Atomic<Bool>(false)
 
     /// Builds everything; nothing listens until `start()`.
     public init(configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil) {
@@ -61,12 +63,16 @@ public final class ThumbnailApp: Sendable {
         log.event("thumbd \(Self.version) listening on \(configuration.server.host):\(server.port)")
     }
 
+    /// True from the moment `shutdown()` begins.
+    public var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
     /// The bound port (useful with port 0).
     public var port: Int { server.port }
 
     /// Graceful stop: no new connections, in-flight requests get `shutdownGrace` to finish,
     /// anything still waiting then gets a 503; then the workers and the fetcher stop.
     public func shutdown() {
+        stopping.store(true, ordering: .relaxed)
         log.event("stopping: finishing in-flight requests (grace \(configuration.server.shutdownGrace.secondsText)s)")
         var late = ProblemResponse.make(
             ThumbnailError(.shuttingDown), requestID: "shutdown",

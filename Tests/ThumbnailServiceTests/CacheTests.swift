@@ -25,27 +25,35 @@ import Testing
     }
 
     @Test func fiftyConcurrentRequestsCauseOneFetchAndOneResize() async throws {
-        let h = try Harness(routes: ["/p.jpg": .delayed(.milliseconds(300), .ok(Self.photo))])
-        let results = await TestHTTPClient.concurrent(50, port: h.port, target: h.thumb("/p.jpg", "w=150"))
-        let responses = try results.map { try $0.get() }
+        let gate = TestGate()
+        let h = try Harness(routes: ["/p.jpg": .gated(gate, .ok(Self.photo))])
+        async let results = TestHTTPClient.concurrent(50, port: h.port, target: h.thumb("/p.jpg", "w=150"))
+        // The origin answers only once all fifty have joined the one flight.
+        #expect(await Harness.eventually { h.app.pipeline.metrics.coalesced == 49 })
+        gate.open()
+        let responses = try await results.map { try $0.get() }
         #expect(responses.allSatisfy { $0.status == 200 })
         #expect(Set(responses.map(\.body)).count == 1)
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
         #expect(h.app.pipeline.metrics.renders.thumbnails == 1)
         let outcomes = responses.compactMap { $0.header("x-cache") }
         #expect(outcomes.filter { $0 == "miss" }.count == 1)
-        #expect(outcomes.filter { $0 == "coalesced" }.count + outcomes.filter { $0 == "hit" }.count == 49)
+        #expect(outcomes.filter { $0 == "coalesced" }.count == 49)
     }
 
     @Test func concurrentWidthsOfOneNewSourceFetchItOnce() async throws {
-        let h = try Harness(routes: ["/p.jpg": .delayed(.milliseconds(300), .ok(Self.photo))])
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+        let gate = TestGate()
+        let h = try Harness(routes: ["/p.jpg": .gated(gate, .ok(Self.photo))]) { $0.processing.queueCapacity = 16 }
+        async let statuses = withThrowingTaskGroup(of: Int.self) { group in
             for width in stride(from: 100, to: 200, by: 10) {
                 group.addTask { try await h.get(h.thumb("/p.jpg", "w=\(width)")).status }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
-        #expect(statuses == Array(repeating: 200, count: 10))
+        // All ten are admitted (each waits on the one fetch) before the origin answers.
+        #expect(await Harness.eventually { h.app.pipeline.metrics.workers.admitted == 10 })
+        gate.open()
+        #expect(try await statuses == Array(repeating: 200, count: 10))
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
         #expect(h.app.pipeline.metrics.renders.thumbnails == 10)
     }
@@ -84,9 +92,10 @@ import Testing
     }
 
     @Test func fullQueueGives503WhileHitsAreStillServed() async throws {
+        let gate = TestGate()
         let h = try Harness(
             routes: [
-                "/warm.jpg": .ok(Self.photo), "/slow.jpg": .delayed(.milliseconds(1500), .ok(Self.photo)),
+                "/warm.jpg": .ok(Self.photo), "/slow.jpg": .gated(gate, .ok(Self.photo)),
                 "/other.jpg": .ok(Self.photo),
             ]
         ) {
@@ -104,6 +113,7 @@ import Testing
         let hit = try await h.get(h.thumb("/warm.jpg"))
         #expect(hit.status == 200)
         #expect(hit.header("x-cache") == "hit")
+        gate.open()
         #expect(try await slow.status == 200)
         #expect(try await h.get(h.thumb("/other.jpg")).status == 200)
     }

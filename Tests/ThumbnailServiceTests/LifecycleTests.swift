@@ -6,9 +6,8 @@ import Testing
 
 @Suite struct LifecycleTests {
     @Test func shutdownFinishesInFlightRequestsThenStopsListening() async throws {
-        let origin = try TestOrigin(routes: [
-            "/slow.jpg": .delayed(.milliseconds(800), .ok(Fixtures.jpeg(width: 300, height: 200)))
-        ])
+        let gate = TestGate()
+        let origin = try TestOrigin(routes: ["/slow.jpg": .gated(gate, .ok(Fixtures.jpeg(width: 300, height: 200)))])
         var configuration = ServiceConfiguration()
         configuration.server.port = 0
         configuration.fetch.allowLoopback = true
@@ -21,6 +20,9 @@ import Testing
         async let inFlight = TestHTTPClient.request(port: port, target: target)
         #expect(await Harness.eventually { origin.totalRequests == 1 })
         let stopped = Thread.detachedShutdown(app)
+        // Stopping has begun: now let the in-flight request finish inside the grace period.
+        #expect(await Harness.eventually { app.isStopping })
+        gate.open()
         let response = try await inFlight
         #expect(response.status == 200)
         #expect(try response.image().width == 100)
