@@ -100,12 +100,11 @@ struct HeaderTests {
     }
 
     @Test func pngBombHeaderIsReadWithoutDecoding() throws {
+        // The bomb's pixel data is missing, so any decode fails (see ThumbnailContentTests): a header
+        // that comes back proves nothing was decoded.
         let bomb = Fixtures.pngBomb(width: 50_000, height: 50_000)
-        let clock = ContinuousClock()
-        var result: VipsHeader?
-        let elapsed = try clock.measure { result = try header(bomb) }
-        #expect(result?.loader == "pngload_buffer")
-        #expect(result?.width == 50_000 && result?.height == 50_000)
-        #expect(elapsed < .seconds(10))  // decoding 2.5 gigapixels would take minutes
+        let result = try header(bomb)
+        #expect(result.loader == "pngload_buffer")
+        #expect(result.width == 50_000 && result.height == 50_000)
     }
 }
