@@ -3,11 +3,14 @@ import ThumbnailCore
 import ThumbnailService
 import Vips
 
-// thumbd-bench: the in-process limit for bench/run.sh. The very same work a thumbd miss does
-// (header check, decode at the needed size, cut, encode — `ThumbnailRenderer` with the libvips
-// transformer), on N threads, with no HTTP, no fetch and no cache.
+// thumbd-bench: a breakdown tool for bench/run.sh (the reference is bench/floor, plain libvips).
+// thumbd's own render work (`ThumbnailRenderer` with libvips), on N threads, with no HTTP, no
+// fetch and no cache:
+//   inprocess  every request a first size: header check, streamed from the original
+//   copymiss   every request makes a reusable decoded copy and cuts from it (the rejected design)
+//   newsize    copies made first (untimed), then every request cut from one
 //
-//   thumbd-bench inprocess --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg]
+//   thumbd-bench MODE --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg]
 //
 // Prints one JSON line: requests, seconds, rps, cpu_seconds, cpu_ms_per_request, peak_rss_bytes.
 
@@ -18,8 +21,11 @@ func fail(_ message: String) -> Never {
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 let mode = arguments.first ?? ""
-guard mode == "inprocess" || mode == "newsize" else {
-    fail("usage: thumbd-bench inprocess --corpus DIR --threads N --seconds S --widths A-B [--format F]")
+// copymiss: every request makes a reusable decoded copy and cuts from it (the alternative the
+// pipeline rejected for first sizes; see docs/architecture.md).
+guard mode == "inprocess" || mode == "newsize" || mode == "copymiss" else {
+    fail(
+        "usage: thumbd-bench inprocess|copymiss|newsize --corpus DIR --threads N --seconds S --widths A-B [--format F]")
 }
 arguments.removeFirst()
 var options: [String: String] = [:]
@@ -87,6 +93,8 @@ for _ in 0..<threads {
                 let spec = TransformSpec(width: width, format: format)
                 if mode == "newsize" {
                     _ = try renderer.render(decoded: copies[n % copies.count], spec: spec)
+                } else if mode == "copymiss" {
+                    _ = try renderer.renderKeepingCopy(original: source, spec: spec)
                 } else {
                     _ = try renderer.render(original: source, spec: spec)
                 }
