@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Fixed-arity C shims for the variadic C calls Swift cannot make.
         .target(name: "CVipsShims", dependencies: ["CVips"]),
@@ -30,12 +31,13 @@ let package = Package(
         .target(name: "Vips", dependencies: ["CVips", "CVipsShims"]),
         .target(name: "Curl", dependencies: ["CCurl", "CCurlShims"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "Primitives"]),
+        .target(name: "Crypto", dependencies: ["CCrypto"]),
 
         // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
         .target(name: "ThumbnailCore"),
 
         // Configuration, routes, adapters, error mapping, logging.
-        .target(name: "ThumbnailService", dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer"]),
+        .target(name: "ThumbnailService", dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer", "Crypto"]),
 
         .executableTarget(name: "thumbd", dependencies: ["ThumbnailService"]),
         .executableTarget(

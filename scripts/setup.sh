@@ -2,7 +2,7 @@
 # Installs the Debian packages thumbd needs to build, run and test, if any is missing.
 # Idempotent; quiet when everything is there. Uses sudo when not root.
 set -euo pipefail
-packages=(pkg-config libvips-dev libmicrohttpd-dev libcurl4-openssl-dev ca-certificates)
+packages=(pkg-config libvips-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev ca-certificates)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do

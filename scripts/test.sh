@@ -3,7 +3,8 @@
 # runs every test (Swift Testing) against real libvips, real sockets and in-process origins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+# python3 and nodejs run the README's URL-signing snippets against the server.
+./scripts/setup.sh python3 nodejs
 ./scripts/check-format.sh
 swift build --build-tests
 swift test --skip-build

@@ -9,6 +9,8 @@ case .success(.help(let text)):
     print(text)
 case .success(.version):
     print("thumbd \(ThumbnailApp.version)")
+case .success(.sign(let signed)):
+    print(signed)
 case .success(.run(let configuration)):
     MallocTuning.apply(configuration)
     let app = ThumbnailApp(configuration: configuration)

@@ -61,10 +61,10 @@ import Testing
 
     @Test func everyDefinedParameterIsParsedAndNothingElse() throws {
         // The table is the vocabulary: each of its names is known, with a value of its kind.
-        for parameter in RequestParameter.all {
+        for parameter in RequestParameter.all where !parameter.onlyWhenSigned {
             let sample: String
             switch parameter.kind {
-            case .url: continue
+            case .url, .signature: continue
             case .integer(let range): sample = String(range.upperBound)
             case .decimal(let range, _): sample = String(Int(range.upperBound))
             case .choice(let words): sample = words[0]

@@ -56,6 +56,15 @@ import ThumbnailCore
             try await TestHTTPClient.request("POST", port: h.port, target: "/prefetch?url=x", body: [1]))
         record("/healthz", "GET", try await h.get("/healthz"))
 
+        // Signed URLs on: an unsigned request is refused before anything else.
+        let signed = try Harness(routes: ["/p.jpg": .ok(photo)]) { $0.access.signingKeys = [SigningTests.keyA] }
+        for method in ["GET", "HEAD"] {
+            record("/thumb", method, try await signed.get(signed.thumb("/p.jpg"), method: method))
+        }
+        record(
+            "/prefetch", "POST",
+            try await signed.get("/prefetch?url=\(Harness.encode(signed.origin.url("/p.jpg")))", method: "POST"))
+
         // The busy instance: one worker, no queue, one request holding it.
         async let holding = busy.get(busy.thumb("/hang"))
         #expect(await Harness.eventually { busy.app.pipeline.metrics.workers.admitted == 1 })
@@ -85,7 +94,7 @@ import ThumbnailCore
             #expect(documented.map(\.name) == RequestParameter.all.map(\.name), "\(path)")
             for (parameter, doc) in zip(RequestParameter.all, documented) {
                 switch parameter.kind {
-                case .url: break
+                case .url, .signature: break
                 case .integer(let range):
                     #expect(
                         doc.minimum == Double(range.lowerBound) && doc.maximum == Double(range.upperBound),
@@ -113,13 +122,13 @@ import ThumbnailCore
             "format": "&w=50", "q": "&w=50",
         ]
         var checked = 0
-        for parameter in RequestParameter.all where parameter.kind != .url {
+        for parameter in RequestParameter.all where parameter.kind != .url && !parameter.onlyWhenSigned {
             let rest = try #require(context[parameter.name], "no test context for \(parameter.name)")
             func status(_ value: String) async throws -> Int {
                 try await h.get("/thumb?\(base)\(rest)&\(parameter.name)=\(value)").status
             }
             switch parameter.kind {
-            case .url: break
+            case .url, .signature: break
             case .integer(let range):
                 #expect(try await status(String(range.lowerBound)) == 200, "\(parameter.name)=\(range.lowerBound)")
                 #expect(try await status(String(range.upperBound)) == 200, "\(parameter.name)=\(range.upperBound)")
@@ -155,6 +164,10 @@ import ThumbnailCore
             #expect(try await h.get("/thumb?\(query)").status == 400, "missing \(required.name)")
         }
         #expect(try await h.get("/thumb?\(base)&w=50&unknown=1").status == 400)
+        // Without signing keys the signature parameters are as unknown as any other.
+        for name in RequestParameter.all.filter(\.onlyWhenSigned).map(\.name) {
+            #expect(try await h.get("/thumb?\(base)&w=50&\(name)=1").status == 400, "\(name)")
+        }
         // dpr multiplies the box: w=100&dpr=2 is 200 pixels wide.
         let double = try await h.get("/thumb?\(base)&w=100&dpr=2")
         #expect(try double.image().width == 200)

@@ -11,6 +11,8 @@ public struct RequestParameter: Sendable, Equatable {
         case decimal(ClosedRange<Double>, fractionDigits: Int)
         /// One of these words.
         case choice([String])
+        /// An HMAC-SHA256 signature, base64url without padding (checked by the host, not here).
+        case signature
     }
 
     /// How the parameter enters the cache key.
@@ -25,6 +27,9 @@ public struct RequestParameter: Sendable, Equatable {
         case scalesSize
         /// Resolved against `Accept` first for `auto` (then always).
         case negotiated
+        /// Never: it says who may ask, not what is made (rotating signing keys must not empty the
+        /// cache).
+        case never
     }
 
     public let name: String
@@ -36,6 +41,8 @@ public struct RequestParameter: Sendable, Equatable {
     public let defaultValue: String?
     /// One line for `--help` and the OpenAPI description.
     public let summary: String
+    /// Accepted only when signed URLs are on (`RequestPolicy.signed`); otherwise unknown.
+    public var onlyWhenSigned: Bool { key == .never }
 
     public static let url = RequestParameter(
         name: "url", kind: .url, key: .source, requiredForThumb: true, defaultValue: nil,
@@ -69,6 +76,17 @@ public struct RequestParameter: Sendable, Equatable {
         name: "q", kind: .integer(1...100), key: .always, requiredForThumb: false,
         defaultValue: String(TransformSpec.defaultQuality), summary: "Encoder quality (JPEG, WebP, AVIF).")
 
+    public static let expires = RequestParameter(
+        name: "exp", kind: .integer(0...99_999_999_999), key: .never, requiredForThumb: false, defaultValue: nil,
+        summary: "Signed URLs only: Unix time (seconds) after which the URL is refused (403); covered by sig.")
+    public static let signature = RequestParameter(
+        name: "sig", kind: .signature, key: .never, requiredForThumb: false, defaultValue: nil,
+        summary:
+            "Signed URLs only, required then, and last: base64url (no padding) HMAC-SHA256 of the path and query before &sig=."
+    )
+
     /// Every parameter, in documentation order.
-    public static let all: [RequestParameter] = [url, width, height, dpr, fit, crop, format, quality]
+    public static let all: [RequestParameter] = [
+        url, width, height, dpr, fit, crop, format, quality, expires, signature,
+    ]
 }

@@ -7,15 +7,15 @@ public enum RequestParser {
     private static let byName = Dictionary(uniqueKeysWithValues: RequestParameter.all.map { ($0.name, $0) })
 
     /// `requireSpec`: `w` is required (`/thumb`); otherwise (`/prefetch`) only once any output
-    /// parameter is given.
+    /// parameter is given. `policy` narrows what may be asked for.
     public static func parse(
-        query: [(name: String, value: String?)], requireSpec: Bool
+        query: [(name: String, value: String?)], requireSpec: Bool, policy: RequestPolicy = RequestPolicy()
     ) throws(ThumbnailError) -> ThumbnailRequest {
         var problems: [ThumbnailError.InvalidParam] = []
         var texts: [String: String] = [:]
         var seen: Set<String> = []
         for (name, value) in query {
-            guard byName[name] != nil else {
+            guard let parameter = byName[name], !parameter.onlyWhenSigned || policy.signed else {
                 problems.append(.init(name: String(name.prefix(64)), reason: "unknown parameter"))
                 continue
             }
@@ -55,7 +55,24 @@ public enum RequestParser {
         let formatWord = value(.format)?.word
         let format: RequestedFormat? = formatWord.flatMap(OutputFormat.init(rawValue:)).map { .exactly($0) }
 
-        let outputNames = RequestParameter.all.filter { $0.key != .source && $0 != .width }.map(\.name)
+        let expires = value(.expires)?.integer
+        _ = value(.signature)
+        if let width, !policy.allowedWidths.isEmpty, !policy.allowedWidths.contains(width) {
+            problems.append(
+                .init(
+                    name: "w", reason: "must be one of \(policy.allowedWidths.map(String.init).joined(separator: ", "))"
+                ))
+        }
+        if let height, !policy.allowedHeights.isEmpty, !policy.allowedHeights.contains(height) {
+            problems.append(
+                .init(
+                    name: "h",
+                    reason: "must be one of \(policy.allowedHeights.map(String.init).joined(separator: ", "))"))
+        }
+        if policy.signed && !seen.contains("sig") { problems.append(.init(name: "sig", reason: "is required")) }
+
+        let outputNames = RequestParameter.all.filter { ![.source, .never].contains($0.key) && $0 != .width }.map(
+            \.name)
         if !seen.contains("w") && (requireSpec || outputNames.contains { seen.contains($0) }) {
             problems.append(.init(name: "w", reason: "is required"))
         }
@@ -73,7 +90,8 @@ public enum RequestParser {
                 width: $0, height: height, dprTenths: dprTenths, fit: effectiveFit, crop: crop ?? .centre,
                 format: format ?? .source, quality: quality ?? TransformSpec.defaultQuality)
         }
-        return ThumbnailRequest(source: source, spec: spec, formatIsNegotiated: formatWord == "auto")
+        return ThumbnailRequest(
+            source: source, spec: spec, formatIsNegotiated: formatWord == "auto", expires: expires)
     }
 
     /// A checked parameter value.
@@ -99,7 +117,9 @@ extension RequestParameter {
                 return .failure(error.invalidParams.first ?? .init(name: name, reason: "is not a valid URL"))
             }
         case .integer(let range):
-            guard text.utf8.count <= 6, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
+            // No more digits than the largest value has (leading zeros aside, nothing longer is valid).
+            guard text.utf8.count <= String(range.upperBound).utf8.count,
+                text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
                 range.contains(value)
             else {
                 return .failure(
@@ -121,12 +141,22 @@ extension RequestParameter {
                 let value = Double(text), range.contains(value)
             else { return .failure(bad) }
             return .success(.decimal(Int((value * 10).rounded())))
+        case .signature:
+            guard text.utf8.count == 43, text.utf8.allSatisfy(Self.isBase64URL) else {
+                return .failure(.init(name: name, reason: "must be 43 base64url characters"))
+            }
+            return .success(.choice(text))
         case .choice(let words):
             guard words.contains(text) else {
                 return .failure(.init(name: name, reason: "must be one of \(words.joined(separator: ", "))"))
             }
             return .success(.choice(text))
         }
+    }
+
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
     }
 
     public static func decimalText(_ value: Double) -> String {

@@ -61,11 +61,14 @@ public struct ThumbnailRequest: Sendable, Equatable {
     /// True for `format=auto`: the host picks the format (from what the client accepts) with
     /// `choosingFormat(_:)` before the request is used, and says the answer varies.
     public var formatIsNegotiated: Bool
+    /// A signed URL's `exp` (Unix seconds), if it has one; not part of any key.
+    public var expires: Int?
 
-    public init(source: SourceURL, spec: TransformSpec?, formatIsNegotiated: Bool = false) {
+    public init(source: SourceURL, spec: TransformSpec?, formatIsNegotiated: Bool = false, expires: Int? = nil) {
         self.source = source
         self.spec = spec
         self.formatIsNegotiated = formatIsNegotiated
+        self.expires = expires
     }
 
     /// The request with its negotiated format settled.

@@ -70,6 +70,25 @@ extension ServiceConfiguration {
         .seconds(
             "retry-after", \.server.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds",
             wholeSeconds: true),
+        .init(
+            name: "signing-keys", kind: .value("HEX,..."),
+            help:
+                "Keys for signed URLs (hex, each at least 32 bytes); set: every /thumb and /prefetch needs a valid sig",
+            defaultText: { $0.access.signingKeys.isEmpty ? "" : "(\($0.access.signingKeys.count) keys)" }
+        ) { config, text in
+            let keys = text.split(separator: ",").map { HexKey.parse($0.trimmingCharacters(in: .whitespaces)) }
+            guard keys.allSatisfy({ ($0?.count ?? 0) >= URLSigner.minimumKeyBytes }) else {
+                return "must be a comma-separated list of hex keys of at least \(URLSigner.minimumKeyBytes) bytes each"
+            }
+            config.access.signingKeys = keys.compactMap { $0 }
+            return nil
+        },
+        .list(
+            "allowed-widths", \.access.allowedWidths, 1...TransformSpec.maxSide,
+            "Comma-separated widths w may take (before dpr); empty: any"),
+        .list(
+            "allowed-heights", \.access.allowedHeights, 1...TransformSpec.maxSide,
+            "Comma-separated heights h may take (before dpr); empty: any"),
         .bool("log-requests", \.logging.requests, "One log line per request on standard error"),
         .int(
             "malloc-arenas", \.processing.mallocArenas, 0...1024,
@@ -84,10 +103,13 @@ extension ServiceConfiguration {
         case run(ServiceConfiguration)
         case help(String)
         case version
+        /// `thumbd sign --key HEX TARGET`: the signed target, to print.
+        case sign(String)
     }
 
     /// Reads the environment, then the flags. Every problem is reported at once.
     public static func load(arguments: [String], environment: [String: String]) -> Result<Command, ConfigurationError> {
+        if arguments.first == "sign" { return sign(Array(arguments.dropFirst())) }
         var config = ServiceConfiguration()
         var problems: [String] = []
         let byName = Dictionary(uniqueKeysWithValues: settings.map { ($0.name, $0) })
@@ -143,6 +165,37 @@ extension ServiceConfiguration {
         return problems.isEmpty ? .success(.run(config)) : .failure(ConfigurationError(problems: problems))
     }
 
+    /// `thumbd sign --key HEX 'PATH?QUERY'`.
+    static func sign(_ arguments: [String]) -> Result<Command, ConfigurationError> {
+        var key: [UInt8]?
+        var target: String?
+        var problems: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--key" || argument.hasPrefix("--key=") {
+                let text =
+                    argument == "--key"
+                    ? (index < arguments.count ? arguments[index] : "") : String(argument.dropFirst(6))
+                if argument == "--key" { index += 1 }
+                key = HexKey.parse(text)
+                if (key?.count ?? 0) < URLSigner.minimumKeyBytes {
+                    problems.append("--key: must be hex of at least \(URLSigner.minimumKeyBytes) bytes")
+                }
+            } else if target == nil, argument.hasPrefix("/") {
+                target = argument
+            } else {
+                problems.append(
+                    "\(argument): unexpected argument (usage: thumbd sign --key HEX '/thumb?url=...&w=300')")
+            }
+        }
+        if key == nil { problems.append("--key HEX is required") }
+        if target == nil { problems.append("the target to sign ('/thumb?url=...&w=300') is required") }
+        guard problems.isEmpty, let key, let target else { return .failure(ConfigurationError(problems: problems)) }
+        return .success(.sign(URLSigner.sign(target, key: key)))
+    }
+
     /// `thumbd --help`: every setting, its environment variable and its default.
     public static func helpText() -> String {
         let defaults = ServiceConfiguration()
@@ -150,6 +203,7 @@ extension ServiceConfiguration {
             "thumbd — image thumbnail and resize HTTP service",
             "",
             "Usage: thumbd [--setting VALUE]...",
+            "       thumbd sign --key HEX '/thumb?url=...&w=300[&exp=UNIX]'   print the signed target",
             "",
             "  GET  /thumb?url=URL&w=N[&PARAMETER=VALUE]...   the thumbnail",
             "  POST /prefetch?url=URL[&w=N...]               load into the cache in the background (202)",
@@ -166,6 +220,7 @@ extension ServiceConfiguration {
                 values =
                     "\(RequestParameter.decimalText(range.lowerBound))-\(RequestParameter.decimalText(range.upperBound)), \(digits) decimal"
             case .choice(let words): values = words.joined(separator: "|")
+            case .signature: values = "SIGNATURE"
             }
             let required = parameter.requiredForThumb ? ", required" : ""
             let fallback = parameter.defaultValue.map { ", default \($0)" } ?? ""

@@ -7,9 +7,21 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var fetch = Fetch()
     public var processing = Processing()
     public var cache = Cache()
+    public var access = Access()
     public var logging = Logging()
 
     public init() {}
+
+    /// Who may ask for what: signed URLs and allowed sizes.
+    public struct Access: Sendable, Equatable {
+        /// HMAC-SHA256 keys (each ≥ 32 bytes); when any is set, every `/thumb` and `/prefetch`
+        /// request must carry a valid `sig` under one of them. Secret: never printed.
+        public var signingKeys: [[UInt8]] = []
+        /// When non-empty, the only `w` values accepted (as requested, before `dpr`).
+        public var allowedWidths: [Int] = []
+        /// When non-empty, the only `h` values accepted.
+        public var allowedHeights: [Int] = []
+    }
 
     /// The HTTP side: where it listens and how long clients may take.
     public struct Server: Sendable, Equatable {

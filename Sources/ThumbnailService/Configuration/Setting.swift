@@ -81,6 +81,27 @@ struct Setting: Sendable {
         }
     }
 
+    /// A comma-separated list of integers in `range`; empty means none.
+    static func list(
+        _ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, [Int]> & Sendable, _ range: ClosedRange<Int>,
+        _ help: String
+    ) -> Setting {
+        Setting(
+            name: name, kind: .value("LIST"), help: help,
+            defaultText: { $0[keyPath: keyPath].map(String.init).joined(separator: ",") }
+        ) { config, text in
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
+            let values = items.compactMap { Int($0) }.filter { range.contains($0) }
+            guard values.count == items.count else {
+                return "must be a comma-separated list of integers from \(range.lowerBound) to \(range.upperBound)"
+            }
+            config[keyPath: keyPath] = values
+            return nil
+        }
+    }
+
     static func bool(_ name: String, _ keyPath: WritableKeyPath<ServiceConfiguration, Bool> & Sendable, _ help: String)
         -> Setting
     {

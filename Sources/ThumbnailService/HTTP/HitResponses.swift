@@ -58,19 +58,28 @@ public final class HitResponses: Sendable {
 /// same `<img src>` on every page view) skips parsing and key building on its way to the cache.
 /// Only for requests whose key does not depend on headers (not `format=auto`). Bounded: emptied
 /// when full (re-filling is just parsing again).
+///
+/// With signed URLs only targets whose signature was checked are remembered, with their `exp`:
+/// the signature of one exact target never changes (the keys are fixed for the process), so a
+/// remembered target skips the HMAC, but its expiry is checked on every hit.
 final class TargetMemo: Sendable {
-    private let table = Mutex<[String: CacheKey]>([:])
+    struct Entry: Sendable {
+        let key: CacheKey
+        let expires: Int?
+    }
+
+    private let table = Mutex<[String: Entry]>([:])
     let capacity: Int
 
     init(capacity: Int = 8192) { self.capacity = capacity }
 
-    func key(for target: String) -> CacheKey? { table.withLock { $0[target] } }
+    func entry(for target: String) -> Entry? { table.withLock { $0[target] } }
 
-    func remember(_ target: String, key: CacheKey) {
+    func remember(_ target: String, key: CacheKey, expires: Int? = nil) {
         guard target.utf8.count <= 2048 else { return }
         table.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }
-            table[target] = key
+            table[target] = Entry(key: key, expires: expires)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HTTPServer
 import ThumbnailCore
 
@@ -11,11 +12,18 @@ final class Routes: Sendable {
     private let ids = RequestIDs()
     private let memo = TargetMemo()
     private let retryAfter: Int
+    /// nil when signed URLs are off.
+    private let signer: URLSigner?
+    private let policy: RequestPolicy
 
     init(pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog) {
         self.pipeline = pipeline
         self.log = log
         self.retryAfter = configuration.server.retryAfter.wholeSeconds
+        let access = configuration.access
+        self.signer = access.signingKeys.isEmpty ? nil : URLSigner(keys: access.signingKeys)
+        self.policy = RequestPolicy(
+            allowedWidths: access.allowedWidths, allowedHeights: access.allowedHeights, signed: signer != nil)
     }
 
     /// Everything a reply needs to be answered and logged.
@@ -67,7 +75,8 @@ final class Routes: Sendable {
     /// and takes the full path.
     private func fastHit(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Bool {
         guard request.path == "/thumb", request.method == "GET" || request.method == "HEAD", !request.hasBody,
-            let key = memo.key(for: request.target), let variant = pipeline.cachedVariant(key)
+            let remembered = memo.entry(for: request.target), !Self.hasExpired(remembered.expires),
+            let variant = pipeline.cachedVariant(remembered.key)
         else { return false }
         guard request.version != "HTTP/1.1" || request.header("host") != nil else { return false }
         let hit = variant.prepared
@@ -83,18 +92,47 @@ final class Routes: Sendable {
         return true
     }
 
-    private func thumb(_ exchange: Exchange) {
+    /// The checks every `/thumb` and `/prefetch` passes before anything else, the cache included
+    /// (so a forged URL learns nothing of what is cached): the signature, when signed URLs are on;
+    /// the parameters under the size policy; `exp`; then `format=auto` settled from `Accept`.
+    /// Answers and returns nil when a check fails.
+    private func admit(_ exchange: Exchange, requireSpec: Bool) -> ThumbnailRequest? {
+        if let signer, !signer.isValid(exchange.request.target) {
+            // The same answer whatever was wrong (missing, malformed, wrong key, altered target).
+            problem(
+                exchange, 403, "Invalid signature", "This URL is not signed for this service.",
+                error: "signature-invalid")
+            return nil
+        }
         var request: ThumbnailRequest
         do {
-            request = try RequestParser.parse(query: exchange.request.query, requireSpec: true)
+            request = try RequestParser.parse(query: exchange.request.query, requireSpec: requireSpec, policy: policy)
         } catch {
-            return fail(exchange, error)
+            fail(exchange, error)
+            return nil
+        }
+        if Self.hasExpired(request.expires) {
+            problem(exchange, 403, "URL expired", "This signed URL has expired.", error: "signature-expired")
+            return nil
         }
         if request.formatIsNegotiated {
             request = request.choosingFormat(
                 AcceptNegotiation.preferredFormat(accept: exchange.request.header("accept")))
-        } else if let key = request.variantKey {
-            memo.remember(exchange.request.target, key: key)
+        }
+        return request
+    }
+
+    /// Whether a signed URL's `exp` (Unix seconds) has passed.
+    static func hasExpired(_ expires: Int?) -> Bool {
+        guard let expires else { return false }
+        return Double(expires) < Date().timeIntervalSince1970
+    }
+
+    private func thumb(_ exchange: Exchange) {
+        guard let request = admit(exchange, requireSpec: true) else { return }
+        if !request.formatIsNegotiated, let key = request.variantKey {
+            // Only targets that passed every check above are remembered (with their `exp`).
+            memo.remember(exchange.request.target, key: key, expires: request.expires)
         }
         if let key = request.variantKey, let hit = pipeline.cachedVariant(key) {
             return answer(exchange, request, hit, outcome: .hit)
@@ -111,12 +149,8 @@ final class Routes: Sendable {
     }
 
     private func prefetch(_ exchange: Exchange) {
+        guard let request = admit(exchange, requireSpec: false) else { return }
         do {
-            var request = try RequestParser.parse(query: exchange.request.query, requireSpec: false)
-            if request.formatIsNegotiated {
-                request = request.choosingFormat(
-                    AcceptNegotiation.preferredFormat(accept: exchange.request.header("accept")))
-            }
             try pipeline.prefetch(request)
             let body = Array("{\"status\":\"accepted\"}".utf8)
             reply(
@@ -144,10 +178,12 @@ final class Routes: Sendable {
         reply(exchange, response, cache: cache, error: error.description)
     }
 
-    private func problem(_ exchange: Exchange, _ status: Int, _ title: String, _ detail: String) {
+    private func problem(
+        _ exchange: Exchange, _ status: Int, _ title: String, _ detail: String, error: String? = nil
+    ) {
         reply(
             exchange, ProblemResponse.http(status, title: title, detail: detail, requestID: exchange.id.description),
-            cache: "-")
+            cache: "-", error: error)
     }
 
     private func notAllowed(_ exchange: Exchange, _ allow: String) {
