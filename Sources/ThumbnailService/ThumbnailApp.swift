@@ -20,7 +20,11 @@ public final class ThumbnailApp: Sendable {
     private let stopping = Atomic<Bool>(false)
 
     /// Builds everything; nothing listens until `start()`.
-    public init(configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil) {
+    /// `now` (Unix seconds) is the wall clock signed URLs' `exp` is checked against; tests set it.
+    public init(
+        configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) {
         self.configuration = configuration
         let log = RequestLog(enabled: configuration.logging.requests)
         let policy = SourcePolicy(
@@ -41,7 +45,7 @@ public final class ThumbnailApp: Sendable {
         ) { image, fingerprint in
             HitResponses(image, fingerprint: fingerprint, cacheControl: cacheControl)
         }
-        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log)
+        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, now: now)
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.server.host
         serverConfiguration.port = configuration.server.port

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -8,6 +9,9 @@ import Testing
 final class Harness: Sendable {
     let origin: TestOrigin
     let app: ThumbnailApp
+
+    /// The service's wall clock (Unix seconds): real time unless a test sets it.
+    let clock = TestClock()
 
     init(
         routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1",
@@ -23,7 +27,8 @@ final class Harness: Sendable {
         configuration.cache.bytes = 64 << 20
         configuration.server.shutdownGrace = .seconds(3)
         configure(&configuration)
-        app = ThumbnailApp(configuration: configuration)
+        let clock = clock
+        app = ThumbnailApp(configuration: configuration, now: { clock.now })
         try app.start()
     }
 
@@ -49,8 +54,9 @@ final class Harness: Sendable {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
 
-    /// Polls `condition` every 20 ms for at most `limit`; returns whether it came true.
-    static func eventually(within limit: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows
+    /// Polls `condition` every 20 ms for at most `limit` (generous: a loaded 2-core CI machine
+    /// can take seconds to deliver fifty connections); returns whether it came true.
+    static func eventually(within limit: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows
         -> Bool
     {
         let end = ContinuousClock.now + limit
@@ -84,4 +90,13 @@ func expectProblem(_ response: TestHTTPResponse, _ status: Int, sourceLocation: 
     #expect(problem["title"] is String, sourceLocation: sourceLocation)
     #expect(problem["detail"] is String, sourceLocation: sourceLocation)
     #expect(problem["requestId"] as? String == response.header("x-request-id"), sourceLocation: sourceLocation)
+}
+
+/// A wall clock a test can stop and move.
+final class TestClock: Sendable {
+    private let fixed = Mutex<Double?>(nil)
+
+    var now: Double { fixed.withLock { $0 } ?? Date().timeIntervalSince1970 }
+
+    func set(_ seconds: Double) { fixed.withLock { $0 = seconds } }
 }

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import HTTPServer
 import ThumbnailCore
 
@@ -15,8 +14,14 @@ final class Routes: Sendable {
     /// nil when signed URLs are off.
     private let signer: URLSigner?
     private let policy: RequestPolicy
+    /// Unix seconds, for `exp`.
+    private let now: @Sendable () -> Double
 
-    init(pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog) {
+    init(
+        pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog,
+        now: @escaping @Sendable () -> Double
+    ) {
+        self.now = now
         self.pipeline = pipeline
         self.log = log
         self.retryAfter = configuration.server.retryAfter.wholeSeconds
@@ -75,7 +80,7 @@ final class Routes: Sendable {
     /// and takes the full path.
     private func fastHit(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Bool {
         guard request.path == "/thumb", request.method == "GET" || request.method == "HEAD", !request.hasBody,
-            let remembered = memo.entry(for: request.target), !Self.hasExpired(remembered.expires),
+            let remembered = memo.entry(for: request.target), !hasExpired(remembered.expires),
             let variant = pipeline.cachedVariant(remembered.key)
         else { return false }
         guard request.version != "HTTP/1.1" || request.header("host") != nil else { return false }
@@ -111,7 +116,7 @@ final class Routes: Sendable {
             fail(exchange, error)
             return nil
         }
-        if Self.hasExpired(request.expires) {
+        if hasExpired(request.expires) {
             problem(exchange, 403, "URL expired", "This signed URL has expired.", error: "signature-expired")
             return nil
         }
@@ -123,9 +128,9 @@ final class Routes: Sendable {
     }
 
     /// Whether a signed URL's `exp` (Unix seconds) has passed.
-    static func hasExpired(_ expires: Int?) -> Bool {
+    private func hasExpired(_ expires: Int?) -> Bool {
         guard let expires else { return false }
-        return Double(expires) < Date().timeIntervalSince1970
+        return Double(expires) < now()
     }
 
     private func thumb(_ exchange: Exchange) {
