@@ -44,8 +44,8 @@ let package = Package(
             name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips"], path: "bench/Sources/thumbd-bench"),
 
         // Test-only helpers: an in-process HTTP origin, a blocking HTTP client run off the
-        // cooperative pool, and libvips-made fixtures.
-        .target(name: "TestSupport", dependencies: ["CVips", "CVipsShims", "Primitives"]),
+        // cooperative pool, and libvips-made fixtures (through Vips' `package` surface, no C).
+        .target(name: "TestSupport", dependencies: ["Vips", "Primitives"]),
 
         .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),

@@ -39,20 +39,8 @@ int cvips_flatten(VipsImage *in, VipsImage **out, double value) {
     return result;
 }
 
-int cvips_resize(VipsImage *in, VipsImage **out, double hscale, double vscale) {
-    return vips_resize(in, out, hscale, "vscale", vscale, NULL);
-}
-
-int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
-    return vips_extract_area(in, out, left, top, width, height, NULL);
-}
-
 int cvips_copy(VipsImage *in, VipsImage **out) {
     return vips_copy(in, out, NULL);
-}
-
-int cvips_copy_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation interpretation) {
-    return vips_copy(in, out, "interpretation", interpretation, NULL);
 }
 
 int cvips_cast(VipsImage *in, VipsImage **out, VipsBandFormat format) {
@@ -66,18 +54,6 @@ int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n) {
 int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size,
                           VipsInteresting crop) {
     return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
-}
-
-int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting) {
-    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
-}
-
-int cvips_premultiply(VipsImage *in, VipsImage **out) {
-    return vips_premultiply(in, out, NULL);
-}
-
-int cvips_unpremultiply(VipsImage *in, VipsImage **out) {
-    return vips_unpremultiply(in, out, NULL);
 }
 
 int cvips_min(VipsImage *in, double *out) {
@@ -101,12 +77,4 @@ int cvips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, g
 int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int effort, gboolean strip) {
     return vips_heifsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "Q", quality,
                                 "bitdepth", 8, "effort", effort, "strip", strip, NULL);
-}
-
-int cvips_gifsave_buffer(VipsImage *in, void **buf, size_t *len) {
-    return vips_gifsave_buffer(in, buf, len, NULL);
-}
-
-int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len) {
-    return vips_tiffsave_buffer(in, buf, len, NULL);
 }

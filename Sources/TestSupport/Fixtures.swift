@@ -1,9 +1,12 @@
-internal import CVips
-internal import CVipsShims
+internal import Vips
 
 /// Small test images made in memory with libvips (each in a few milliseconds), plus a decoder for
 /// assertions. Still images carry a quadrant pattern (see `quadrantColours`) so that crops and
 /// rotations can be checked by colour.
+///
+/// Built through the Vips module's `package` fixture surface (`VipsFixtureImage`,
+/// `VipsInspection`), never the C modules: production keeps no fixture-only shims, and libvips
+/// starts through `Vips.initialize` and its one guard, with the service's settings.
 public enum Fixtures {
     /// sRGB colours of the quadrants: top-left red, top-right green, bottom-left blue,
     /// bottom-right yellow.
@@ -37,25 +40,26 @@ public enum Fixtures {
     /// Quadrant-pattern JPEG. `orientation` writes that EXIF orientation tag (the pixels are
     /// stored as given, so a viewer applying the tag sees them rotated).
     public static func jpeg(width: Int, height: Int, quality: Int = 90, orientation: Int? = nil) -> [UInt8] {
-        let image = FixtureImage(
+        let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
-        if let orientation { vips_image_set_int(image.pointer, "orientation", Int32(orientation)) }
-        return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 0, 1, 0) }
+        if let orientation { image.setInt("orientation", orientation) }
+        // strip=false keeps the orientation field, which jpegsave writes as the EXIF tag.
+        return image.save("jpegsave_buffer", options: jpegOptions(quality: quality, strip: false))
     }
 
     /// Quadrant-pattern PNG, optionally with alpha (see `quadrants`).
     public static func png(width: Int, height: Int, alpha: Bool = false) -> [UInt8] {
-        let image = FixtureImage(
+        let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height, alpha: alpha), width: width, height: height,
             bands: alpha ? 4 : 3)
-        return image.save { cvips_pngsave_buffer($0, $1, $2, 6, 1) }
+        return image.save("pngsave_buffer", options: "compression=6,strip=true")
     }
 
     /// Quadrant-pattern lossy WebP.
     public static func webp(width: Int, height: Int) -> [UInt8] {
-        let image = FixtureImage(
+        let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
-        return image.save { cvips_webpsave_buffer($0, $1, $2, 90, 1) }
+        return image.save("webpsave_buffer", options: "Q=90,strip=true")
     }
 
     /// Animated GIF of `frames` uniform frames coloured by `gifFrameColours`.
@@ -66,41 +70,43 @@ public enum Fixtures {
             let colour = gifFrameColours[frame % gifFrameColours.count]
             for _ in 0..<(width * height) { pixels.append(contentsOf: colour) }
         }
-        let image = FixtureImage(pixels: pixels, width: width, height: height * frames, bands: 3)
-        vips_image_set_int(image.pointer, "page-height", Int32(height))
-        return image.save { cvips_gifsave_buffer($0, $1, $2) }
+        let image = VipsFixtureImage(pixels: pixels, width: width, height: height * frames, bands: 3)
+        image.setInt("page-height", height)
+        return image.save("gifsave_buffer")
     }
 
     /// Quadrant-pattern AVIF (8-bit AV1, fastest effort).
     public static func avif(width: Int, height: Int) -> [UInt8] {
-        let image = FixtureImage(
+        let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
-        return image.save { cvips_avifsave_buffer($0, $1, $2, 90, 0, 1) }
+        return image.save("heifsave_buffer", options: "compression=av1,Q=90,bitdepth=8,effort=0,strip=true")
     }
 
     /// Quadrant-pattern TIFF (uncompressed).
     public static func tiff(width: Int, height: Int) -> [UInt8] {
-        let image = FixtureImage(
+        let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
-        return image.save { cvips_tiffsave_buffer($0, $1, $2) }
+        return image.save("tiffsave_buffer")
     }
 
     /// A uniform 4-band CMYK JPEG of `cmykInk`, without an embedded profile (libvips then uses its
     /// built-in CMYK profile); in sRGB it is a clear red (about 238, 60, 58).
     public static func cmykJPEG(width: Int, height: Int) -> [UInt8] {
         let pixels = [UInt8]((0..<(width * height)).lazy.flatMap { _ in cmykInk })
-        let raw = FixtureImage(pixels: pixels, width: width, height: height, bands: 4)
-        let cmyk = raw.apply { cvips_copy_interpretation(raw.pointer, $0, VIPS_INTERPRETATION_CMYK) }
-        return cmyk.save { cvips_jpegsave_buffer($0, $1, $2, 95, 0, 1, 0) }
+        let raw = VipsFixtureImage(pixels: pixels, width: width, height: height, bands: 4)
+        let cmyk = raw.apply("copy", options: "interpretation=cmyk")
+        return cmyk.save("jpegsave_buffer", options: jpegOptions(quality: 95, strip: false))
     }
 
     /// A uniform RGB JPEG whose pixels are `iccSourceColour` converted to Display P3, with libvips'
     /// built-in P3 profile embedded. Read as plain sRGB (profile ignored) it is about 184, 50, 47.
     public static func jpegWithICC(width: Int, height: Int) -> [UInt8] {
         let pixels = [UInt8]((0..<(width * height)).lazy.flatMap { _ in iccSourceColour })
-        let srgb = FixtureImage(pixels: pixels, width: width, height: height, bands: 3)
-        let p3 = srgb.apply { cvips_icc_transform(srgb.pointer, $0, "p3", "srgb", 0) }
-        return p3.save { cvips_jpegsave_buffer($0, $1, $2, 95, 0, 1, 0) }
+        let srgb = VipsFixtureImage(pixels: pixels, width: width, height: height, bands: 3)
+        // icc_transform attaches the output profile; strip=false keeps it in the file.
+        let p3 = srgb.apply(
+            "icc_transform", options: "output_profile=p3,input_profile=srgb,embedded=false,depth=8")
+        return p3.save("jpegsave_buffer", options: jpegOptions(quality: 95, strip: false))
     }
 
     /// A tiny SVG document (libvips' SVG loader is untrusted, hence blocked by the service).
@@ -140,62 +146,9 @@ public enum Fixtures {
         return ~crc
     }
 
-    /// Starts libvips through the same once-guard as `Vips.initialize()` (two concurrent
-    /// `vips_init` calls break start-up). The service's settings come from `Vips.initialize()`.
-    static let started: Bool = {
-        precondition(cvips_init_once("thumbd") == 0, "vips_init failed")
-        return true
-    }()
-}
-
-/// Owns one VipsImage reference for the fixture builders; crashes on libvips errors (tests only).
-final class FixtureImage {
-    let pointer: UnsafeMutablePointer<VipsImage>
-
-    init(taking pointer: UnsafeMutablePointer<VipsImage>) {
-        self.pointer = pointer
-    }
-
-    convenience init(pixels: [UInt8], width: Int, height: Int, bands: Int) {
-        _ = Fixtures.started
-        precondition(pixels.count == width * height * bands)
-        let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy(
-                $0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)
-        }
-        guard let image else { fatalError("vips_image_new_from_memory_copy: \(FixtureImage.errorText())") }
-        self.init(taking: image)
-    }
-
-    deinit {
-        g_object_unref(pointer)
-    }
-
-    /// Runs an operation writing a new image to `out`.
-    func apply(_ operation: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) -> FixtureImage {
-        var out: UnsafeMutablePointer<VipsImage>? = nil
-        guard operation(&out) == 0, let out else { fatalError("vips operation: \(FixtureImage.errorText())") }
-        return FixtureImage(taking: out)
-    }
-
-    /// Runs a `*save_buffer` call and copies the result out.
-    func save(
-        _ saver: (
-            UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>
-        ) -> Int32
-    ) -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer? = nil
-        var length = 0
-        guard saver(pointer, &buffer, &length) == 0, let buffer else {
-            fatalError("vips save: \(FixtureImage.errorText())")
-        }
-        defer { g_free(buffer) }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
-    }
-
-    static func errorText() -> String {
-        let text = String(cString: vips_error_buffer())
-        vips_error_clear()
-        return text
+    /// The one JPEG encoder setting of every fixture: optimised Huffman tables, baseline, as the
+    /// service encodes by default; only quality and whether metadata stays differ.
+    static func jpegOptions(quality: Int, strip: Bool) -> String {
+        "Q=\(quality),strip=\(strip),optimize_coding=true,interlace=false"
     }
 }

@@ -1,5 +1,4 @@
-internal import CVips
-internal import CVipsShims
+internal import Vips
 
 /// A decoded first page with its metadata, for assertions. Pixels are kept as 8-bit samples.
 public struct DecodedImage: Sendable {
@@ -40,43 +39,15 @@ public struct FixtureDecodeError: Error, CustomStringConvertible {
 }
 
 extension Fixtures {
-    /// Decodes the first page of any image libvips can read (untrusted loaders included unless
-    /// blocked by the process).
+    /// Decodes the first page of any image libvips can read (libvips' untrusted loaders, such as
+    /// SVG, stay blocked: `Vips.initialize` blocks them process-wide).
     public static func decode(_ bytes: [UInt8]) throws -> DecodedImage {
-        _ = started
-        let opened = bytes.withUnsafeBytes { cvips_image_new_from_buffer($0.baseAddress, $0.count, "") }
-        guard let opened else { throw FixtureDecodeError(description: FixtureImage.errorText()) }
-        let image = FixtureImage(taking: opened)
-        let pointer = image.pointer
-
-        func has(_ field: String) -> Bool { vips_image_get_typeof(pointer, field) != 0 }
-        var loaderName: UnsafePointer<CChar>? = nil
-        let loader =
-            has("vips-loader") && vips_image_get_string(pointer, "vips-loader", &loaderName) == 0
-            ? String(cString: loaderName!) : ""
-        var orientation: Int? = nil
-        if has("orientation") {
-            var value: Int32 = 0
-            if vips_image_get_int(pointer, "orientation", &value) == 0 { orientation = Int(value) }
-        }
-        let interpretation = String(
-            cString: vips_enum_nick(
-                vips_interpretation_get_type(), Int32(vips_image_get_interpretation(pointer).rawValue)))
-
-        var eightBit = image
-        if pointer.pointee.BandFmt != VIPS_FORMAT_UCHAR {
-            eightBit = image.apply { cvips_cast(image.pointer, $0, VIPS_FORMAT_UCHAR) }
-        }
-        var length = 0
-        guard let memory = vips_image_write_to_memory(eightBit.pointer, &length) else {
-            throw FixtureDecodeError(description: FixtureImage.errorText())
-        }
-        defer { g_free(memory) }
+        let image: VipsInspection
+        do { image = try VipsInspection(decoding: bytes) } catch { throw FixtureDecodeError(description: "\(error)") }
         return DecodedImage(
-            loader: loader, width: Int(pointer.pointee.Xsize), height: Int(pointer.pointee.Ysize),
-            bands: Int(pointer.pointee.Bands), interpretation: interpretation, hasICCProfile: has("icc-profile-data"),
-            hasEXIF: has("exif-data"), orientation: orientation, pageCount: Int(vips_image_get_n_pages(pointer)),
-            samples: Array(UnsafeRawBufferPointer(start: memory, count: length)))
+            loader: image.loader, width: image.width, height: image.height, bands: image.bands,
+            interpretation: image.interpretation, hasICCProfile: image.hasICCProfile, hasEXIF: image.hasEXIF,
+            orientation: image.orientation, pageCount: image.pageCount, samples: image.samples)
     }
 
     /// Mean absolute difference per sample (0...255) of two images of the same size and bands.

@@ -1,5 +1,4 @@
-internal import CVips
-internal import CVipsShims
+internal import Vips
 
 extension Fixtures {
     /// A photo-like JPEG with detail at many scales (smooth gradients, fine and coarse waves,
@@ -22,8 +21,8 @@ extension Fixtures {
                 pixels[offset + 2] = UInt8(clamping: Int(b.rounded()))
             }
         }
-        let image = FixtureImage(pixels: pixels, width: width, height: height, bands: 3)
-        return image.save { cvips_jpegsave_buffer($0, $1, $2, Int32(quality), 1, 1, 0) }
+        let image = VipsFixtureImage(pixels: pixels, width: width, height: height, bands: 3)
+        return image.save("jpegsave_buffer", options: jpegOptions(quality: quality, strip: true))
     }
 }
 

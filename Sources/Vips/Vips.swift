@@ -25,6 +25,23 @@ public enum Vips {
         return true
     }()
 
+    /// Number of live libvips objects (images, regions, operations, ...) in the process, for the
+    /// leak tests (TestSupport's `Fixtures.liveVipsObjectCount`): compared before and after many
+    /// calls, it catches a missing unref. `package`: a count of everything alive process-wide is
+    /// only meaningful to a test.
+    package static func liveObjectCount() -> Int {
+        initialize()
+        var count = 0
+        withUnsafeMutablePointer(to: &count) { counter in
+            _ = vips_object_map(
+                { _, counter, _ in
+                    counter!.assumingMemoryBound(to: Int.self).pointee += 1
+                    return nil
+                }, counter, nil)
+        }
+        return count
+    }
+
     /// The libvips version, e.g. "8.14.1".
     public static var version: String {
         initialize()

@@ -2,20 +2,23 @@
 // Why this target exists: most libvips operations are C variadic functions
 // (`vips_thumbnail_buffer(buf, len, &out, width, "height", h, ..., NULL)`), and Swift cannot
 // call C variadics. Each `cvips_` function below is a fixed-arity wrapper with a one-to-three
-// line body that passes exactly the options thumbd needs and ends the list with NULL. No
-// policy lives here: the Swift module `Vips` decides what to pass. Non-variadic libvips calls
-// (vips_init, vips_image_get_int, vips_image_copy_memory, g_object_unref, ...) are called from
-// Swift directly and need no shim.
+// line body that passes exactly the options thumbd's pipeline needs and ends the list with NULL.
+// No policy lives here: the Swift module `Vips`, the only one that imports this, decides what to
+// pass. Non-variadic libvips calls (vips_init, vips_image_get_int, vips_image_copy_memory,
+// g_object_unref, ...) are called from Swift directly and need no shim; so do the test fixtures
+// (`VipsFixtureImage`), which run operations by name through the generic operation API
+// (vips_operation_new, vips_object_set_from_string, vips_cache_operation_buildp).
 #include <vips/vips.h>
 
 // MARK: Start-up
 
 /// vips_init(argv0) behind a process-wide g_once. Not a variadic: vips_init only guards itself with
 /// a plain flag, so a second thread calling it during start-up returns at once and then finds no
-/// classes ("class gifsave_buffer not found", seen in tests). Every module that starts libvips
-/// (Vips, TestSupport) calls this one guard. Returns vips_init's result. It also drops libvips'
-/// warnings ("VipsJpeg: Premature end of JPEG file"): their text comes from hostile input, and
-/// decisions are taken from return codes anyway.
+/// classes ("class gifsave_buffer not found", seen in tests). `Vips.initialize` is its one caller,
+/// and every Swift module that starts libvips (the service, the test fixtures) goes through
+/// that. Returns vips_init's result. It also drops libvips' warnings ("VipsJpeg: Premature end of
+/// JPEG file"): their text comes from hostile input, and decisions are taken from return codes
+/// anyway.
 int cvips_init_once(const char *argv0);
 
 // MARK: Loading
@@ -36,15 +39,6 @@ int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height,
 
 // MARK: Colour and geometry
 
-/// vips_smartcrop to width × height keeping the `interesting` part (centre, attention, ...).
-int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting);
-
-/// vips_premultiply (alpha): resampling premultiplied pixels keeps transparent colours out.
-int cvips_premultiply(VipsImage *in, VipsImage **out);
-
-/// vips_unpremultiply, the inverse.
-int cvips_unpremultiply(VipsImage *in, VipsImage **out);
-
 /// vips_icc_transform to `output_profile`, importing with the embedded profile if it has one,
 /// else with `input_profile` (may be NULL). Always writes 8 bits.
 int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
@@ -56,17 +50,8 @@ int cvips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
 /// vips_flatten onto a uniform background of `value` in every band (e.g. 255 = white).
 int cvips_flatten(VipsImage *in, VipsImage **out, double value);
 
-/// vips_resize with separate horizontal and vertical scale.
-int cvips_resize(VipsImage *in, VipsImage **out, double hscale, double vscale);
-
-/// vips_extract_area.
-int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
-
 /// vips_copy: a new image header over the same pixels, whose metadata the caller may then edit.
 int cvips_copy(VipsImage *in, VipsImage **out);
-
-/// vips_copy that only changes the interpretation.
-int cvips_copy_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation interpretation);
 
 /// vips_cast.
 int cvips_cast(VipsImage *in, VipsImage **out, VipsBandFormat format);
@@ -91,9 +76,3 @@ int cvips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, g
 
 /// vips_heifsave_buffer as 8-bit AV1 (AVIF) with the given CPU `effort` 0...9.
 int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int effort, gboolean strip);
-
-/// vips_gifsave_buffer (fixtures only).
-int cvips_gifsave_buffer(VipsImage *in, void **buf, size_t *len);
-
-/// vips_tiffsave_buffer (fixtures only).
-int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len);
