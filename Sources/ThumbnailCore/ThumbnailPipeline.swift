@@ -125,7 +125,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                     let made = Result { () throws(ThumbnailError) in
                         try renderer.renderKeepingCopy(original: bytes, spec: spec)
                     }
-                    if case .success(let (_, copy?)) = made { keep(copy, forKey: copyKey) }
+                    if case .success(let (_, copy?)) = made {
+                        variantFlights.storeUnlessStale(key) { keep(copy, forKey: copyKey) }
+                    }
                     let counter: WritableKeyPath<PipelineMetrics.Renders, Int> =
                         (try? made.get().copy) != nil ? \.copiesMade : \.fromOriginal
                     return store(render(counter) { () throws(ThumbnailError) in try made.get().image }, key)
@@ -157,7 +159,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         result.map { image in
             let fingerprint = Variant.fingerprint(of: image.bytes)
             let variant = Variant(image: image, fingerprint: fingerprint, prepared: prepare(image, fingerprint))
-            cache.insert(.variant(variant), forKey: key)
+            variantFlights.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
             return variant
         }
     }
@@ -186,6 +188,15 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         original(request.source) { _, _ in ticket.release() }
     }
 
+    /// Removes the source's original, decoded copy and every variant, and keeps work already in
+    /// flight for it from putting any of them back (it still answers its own waiters).
+    @discardableResult
+    public func purge(_ source: SourceURL) -> CacheRemoval {
+        variantFlights.markStale(source: source) {
+            sourceFlights.markStale(source: source) { cache.removeAll(of: source) }
+        }
+    }
+
     /// Lets the workers finish what is queued, then end; new work is refused.
     public func stop() { workers.stop() }
 
@@ -212,7 +223,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                     counters.fetches.failed[error.code, default: 0] += 1
                 }
             }
-            if case .success(let bytes) = result { cache.insert(.original(bytes), forKey: key) }
+            if case .success(let bytes) = result {
+                sourceFlights.storeUnlessStale(key) { cache.insert(.original(bytes), forKey: key) }
+            }
             sourceFlights.complete(key, with: result)
         }
     }

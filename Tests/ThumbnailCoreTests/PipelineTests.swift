@@ -122,6 +122,46 @@ import Testing
         #expect(fetcher.count("http://origin.example/2") == 0)
     }
 
+    @Test func purgeRemovesEverythingOfOneSourceAndNothingElse() async throws {
+        let other = "http://origin.example/other.jpg"
+        let fetcher = FakeFetcher([photo: .success([200, 100]), other: .success([100, 100])])
+        let pipeline = makePipeline(fetcher, FakeImaging())
+        for query in [
+            [("w", "300")], [("w", "100")], [("w", "50"), ("format", "png")],
+            [("w", "60"), ("h", "60"), ("fit", "fill")],
+        ] {
+            _ = await pipeline.thumbnail(try request(photo, query))
+        }
+        _ = await pipeline.thumbnail(try request(other))
+        let before = pipeline.metrics.cache
+        #expect(before[.decoded].entries == 1 && before[.original].entries == 2 && before[.variant].entries == 5)
+        let removed = pipeline.purge(try SourceURL(parsing: photo))
+        // The original, its copy and its four variants, whatever their sizes and formats.
+        #expect(removed.entries == 6)
+        let after = pipeline.metrics.cache
+        #expect(removed.bytes == before.total.bytes - after.total.bytes)
+        #expect(after[.original].entries == 1 && after[.variant].entries == 1 && after[.decoded].entries == 0)
+        #expect(pipeline.cachedVariant(try #require(try request(other).variantKey)) != nil)
+        #expect(pipeline.purge(try SourceURL(parsing: photo)) == CacheRemoval())
+        _ = await pipeline.thumbnail(try request(photo, [("w", "300")]))
+        #expect(fetcher.count(photo) == 2)
+    }
+
+    @Test func workInFlightAtAPurgeDoesNotPutTheSourceBack() async throws {
+        let fetcher = FakeFetcher([photo: .success([200, 100])], gate: Gate())
+        let pipeline = makePipeline(fetcher, FakeImaging())
+        async let answer = pipeline.thumbnail(try request(photo))
+        #expect(await pipeline.eventually { $0.fetches.started == 1 })
+        pipeline.purge(try SourceURL(parsing: photo))
+        fetcher.gate.open()
+        // The waiter still gets its thumbnail; the cache keeps nothing of it.
+        #expect(try text(await answer.0) == "w=100,h=50")
+        #expect(pipeline.metrics.cache.total.entries == 0)
+        _ = await pipeline.thumbnail(try request(photo))
+        #expect(fetcher.count(photo) == 2)
+        #expect(pipeline.metrics.cache.total.entries == 2)
+    }
+
     @Test func interactiveWorkIsTakenBeforeBackgroundWork() async throws {
         let pool = WorkerPool(workers: 1, queueCapacity: 16)
         let order = OrderLog()

@@ -56,6 +56,17 @@ import ThumbnailCore
             try await TestHTTPClient.request("POST", port: h.port, target: "/prefetch?url=x", body: [1]))
         record("/healthz", "GET", try await h.get("/healthz"))
 
+        // The admin routes: absent without a token, then behind it.
+        record("/cache", "DELETE", try await h.get("/cache?url=x", method: "DELETE"))
+        record("/cache/stats", "GET", try await h.get("/cache/stats"))
+        let admin = try Harness(routes: [:]) { $0.access.adminToken = AdminTests.token }
+        let photoURL = Harness.encode(admin.origin.url("/p.jpg"))
+        record("/cache", "DELETE", try await admin.get("/cache?url=\(photoURL)", AdminTests.auth, method: "DELETE"))
+        record("/cache", "DELETE", try await admin.get("/cache?url=%2Fx", AdminTests.auth, method: "DELETE"))
+        record("/cache", "DELETE", try await admin.get("/cache?url=\(photoURL)", method: "DELETE"))
+        record("/cache/stats", "GET", try await admin.get("/cache/stats", AdminTests.auth))
+        record("/cache/stats", "GET", try await admin.get("/cache/stats"))
+
         // Signed URLs on: an unsigned request is refused before anything else.
         let signed = try Harness(routes: ["/p.jpg": .ok(photo)]) { $0.access.signingKeys = [SigningTests.keyA] }
         for method in ["GET", "HEAD"] {

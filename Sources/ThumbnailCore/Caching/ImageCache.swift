@@ -38,6 +38,9 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         var metrics: CacheMetrics
         /// Resident cost of all kinds.
         var bytes = 0
+        /// Every key of a source, so a purge finds all its variants whatever their sizes. Its
+        /// memory is part of the per-entry overhead (one key per entry).
+        var bySource: [SourceURL: Set<CacheKey>] = [:]
     }
 
     private let state: Mutex<State>
@@ -93,6 +96,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
             }
             let node = Node(key: key, value: value, cost: cost)
             state.nodes[key] = node
+            state.bySource[key.source, default: []].insert(key)
             Self.pushNewest(node, &state)
             state.bytes += cost
             state.metrics[key.kind].bytes += cost
@@ -112,6 +116,24 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         withExtendedLifetime(removed) {}
     }
 
+    @discardableResult
+    public func removeAll(of source: SourceURL) -> CacheRemoval {
+        let removed = state.withLock { state -> [Node] in
+            guard let keys = state.bySource[source] else { return [] }
+            var nodes: [Node] = []
+            for key in keys {
+                guard let node = state.nodes.removeValue(forKey: key) else { continue }
+                Self.forget(node, &state)
+                nodes.append(node)
+            }
+            return nodes
+        }
+        // Released outside the lock: freeing large buffers is not free.
+        return withExtendedLifetime(removed) {
+            CacheRemoval(entries: removed.count, bytes: removed.reduce(0) { $0 + $1.cost })
+        }
+    }
+
     public var metrics: CacheMetrics { state.withLock { $0.metrics } }
 
     /// Walks the list and recomputes the sum: for tests of the accounting.
@@ -125,6 +147,8 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
                 count += 1
                 node = current.newer
             }
+            let indexed = state.bySource.values.reduce(0) { $0 + $1.count }
+            precondition(indexed == state.nodes.count, "source index out of step")
             return (sum, state.bytes, count)
         }
     }
@@ -132,6 +156,9 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     /// Unlinks a node already removed from `nodes` and takes it off the accounting.
     private static func forget(_ node: Node, _ state: inout State) {
         unlink(node, &state)
+        let source = node.key.source
+        state.bySource[source]?.remove(node.key)
+        if state.bySource[source]?.isEmpty == true { state.bySource.removeValue(forKey: source) }
         state.bytes -= node.cost
         state.metrics[node.key.kind].bytes -= node.cost
         state.metrics[node.key.kind].entries -= 1

@@ -16,8 +16,23 @@ public protocol ImageCaching<Value>: Sendable {
     /// Stores `value`, evicting to make room; false (nothing stored) when it alone is too large.
     @discardableResult func insert(_ value: Value, forKey key: CacheKey) -> Bool
     func removeValue(forKey key: CacheKey)
+    /// Removes every entry of `source` (its original, decoded copy and all variants); returns
+    /// how many and their cost.
+    @discardableResult func removeAll(of source: SourceURL) -> CacheRemoval
     /// The counters, by kind, and the budget.
     var metrics: CacheMetrics { get }
+}
+
+/// What a purge removed.
+public struct CacheRemoval: Sendable, Equatable {
+    public var entries = 0
+    /// Resident cost freed (payload + per-entry overhead).
+    public var bytes = 0
+
+    public init(entries: Int = 0, bytes: Int = 0) {
+        self.entries = entries
+        self.bytes = bytes
+    }
 }
 
 /// A cache's counters at one moment: a plain value.

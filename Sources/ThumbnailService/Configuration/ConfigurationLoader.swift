@@ -83,6 +83,17 @@ extension ServiceConfiguration {
             config.access.signingKeys = keys.compactMap { $0 }
             return nil
         },
+        .init(
+            name: "admin-token", kind: .value("TOKEN"),
+            help: "Bearer token of DELETE /cache and GET /cache/stats (at least 16 characters); unset: they answer 404",
+            defaultText: { $0.access.adminToken == nil ? "" : "(set)" }
+        ) { config, text in
+            guard text.utf8.count >= 16, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                return "must be at least 16 printable characters without spaces"
+            }
+            config.access.adminToken = text
+            return nil
+        },
         .list(
             "allowed-widths", \.access.allowedWidths, 1...TransformSpec.maxSide,
             "Comma-separated widths w may take (before dpr); empty: any"),

@@ -21,6 +21,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var allowedWidths: [Int] = []
         /// When non-empty, the only `h` values accepted.
         public var allowedHeights: [Int] = []
+        /// Bearer token of the admin endpoints (`DELETE /cache`, `GET /cache/stats`); nil: they do
+        /// not exist (404). Secret: never printed.
+        public var adminToken: String? = nil
     }
 
     /// The HTTP side: where it listens and how long clients may take.

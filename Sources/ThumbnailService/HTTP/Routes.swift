@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import HTTPServer
 import ThumbnailCore
@@ -16,12 +17,15 @@ final class Routes: Sendable {
     private let policy: RequestPolicy
     /// Unix seconds, for `exp`.
     private let now: @Sendable () -> Double
+    /// `Bearer <token>` as the admin endpoints expect it; nil: they do not exist.
+    private let adminAuthorization: [UInt8]?
 
     init(
         pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog,
         now: @escaping @Sendable () -> Double
     ) {
         self.now = now
+        self.adminAuthorization = configuration.access.adminToken.map { Array("Bearer \($0)".utf8) }
         self.pipeline = pipeline
         self.log = log
         self.retryAfter = configuration.server.retryAfter.wholeSeconds
@@ -30,6 +34,9 @@ final class Routes: Sendable {
         self.policy = RequestPolicy(
             allowedWidths: access.allowedWidths, allowedHeights: access.allowedHeights, signed: signer != nil)
     }
+
+    /// The routes, as the log names them (anything else is "other").
+    static let routes: Set<String> = ["/thumb", "/prefetch", "/healthz", "/cache", "/cache/stats"]
 
     /// Everything a reply needs to be answered and logged.
     struct Exchange: Sendable {
@@ -43,7 +50,7 @@ final class Routes: Sendable {
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let start = DispatchTime.now().uptimeNanoseconds
         if fastHit(request, responder, start: start) { return }
-        let route = ["/thumb", "/prefetch", "/healthz"].contains(request.path) ? request.path : "other"
+        let route = Self.routes.contains(request.path) ? request.path : "other"
         let exchange = Exchange(
             request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
             start: start,
@@ -70,6 +77,12 @@ final class Routes: Sendable {
                 HTTPResponse(
                     status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                     body: .bytes(body)), cache: "-")
+        case "/cache", "/cache/stats":
+            // Without an admin token these routes do not exist.
+            guard adminAuthorization != nil else {
+                return problem(exchange, 404, "Not found", "No such route. See openapi.yaml for the API.")
+            }
+            admin(exchange)
         default:
             problem(exchange, 404, "Not found", "No such route. See openapi.yaml for the API.")
         }
@@ -125,6 +138,40 @@ final class Routes: Sendable {
                 AcceptNegotiation.preferredFormat(accept: exchange.request.header("accept")))
         }
         return request
+    }
+
+    /// `DELETE /cache?url=URL` (purge a source) and `GET /cache/stats`, behind the bearer token.
+    private func admin(_ exchange: Exchange) {
+        let request = exchange.request
+        let sent = request.header("authorization").map { Array($0.utf8) } ?? []
+        guard let expected = adminAuthorization, HMACSHA256.constantTimeEquals(sent, expected) else {
+            var response = ProblemResponse.http(
+                401, title: "Unauthorized", detail: "This endpoint needs the admin bearer token.",
+                requestID: exchange.id.description)
+            response.headers.append(("WWW-Authenticate", "Bearer"))
+            return reply(exchange, response, cache: "-", error: "admin-unauthorized")
+        }
+        if request.path == "/cache/stats" {
+            guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+            return json(exchange, 200, AdminJSON.stats(pipeline.metrics.cache))
+        }
+        guard request.method == "DELETE" else { return notAllowed(exchange, "DELETE") }
+        let query = request.query
+        guard query.count == 1, query[0].name == "url", let text = query[0].value, !text.isEmpty else {
+            return fail(exchange, .invalid([.init(name: "url", reason: "is required, and alone")]))
+        }
+        let source: SourceURL
+        do { source = try SourceURL(parsing: text) } catch { return fail(exchange, error) }
+        let removed = pipeline.purge(source)
+        json(exchange, 200, AdminJSON.removal(removed))
+    }
+
+    private func json(_ exchange: Exchange, _ status: Int, _ body: String) {
+        reply(
+            exchange,
+            HTTPResponse(
+                status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                body: .bytes(Array(body.utf8))), cache: "-")
     }
 
     /// Whether a signed URL's `exp` (Unix seconds) has passed.

@@ -1,0 +1,74 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ThumbnailService
+
+/// Purge and stats behind the admin bearer token.
+@Suite struct AdminTests {
+    static let token = "test-admin-token-0123456789"
+    static let auth = [("Authorization", "Bearer \(token)")]
+
+    @Test func withoutATokenTheEndpointsDoNotExist() async throws {
+        let h = try Harness(routes: [:])
+        try expectProblem(try await h.get("/cache?url=x", Self.auth, method: "DELETE"), 404)
+        try expectProblem(try await h.get("/cache/stats", Self.auth), 404)
+    }
+
+    @Test func onlyTheRightBearerTokenIsLetIn() async throws {
+        let h = try Harness(routes: [:]) { $0.access.adminToken = Self.token }
+        for headers in [
+            [], [("Authorization", "Bearer wrong")], [("Authorization", Self.token)],
+            [("Authorization", "Bearer \(Self.token)x")],
+        ] {
+            let response = try await h.get("/cache/stats", headers)
+            try expectProblem(response, 401)
+            #expect(response.header("www-authenticate") == "Bearer")
+        }
+        #expect(try await h.get("/cache/stats", Self.auth).status == 200)
+        let wrongMethod = try await h.get("/cache/stats", Self.auth, method: "POST")
+        try expectProblem(wrongMethod, 405)
+    }
+
+    @Test func purgeRemovesEveryVariantOfTheSourceAndItIsFetchedAgain() async throws {
+        let photo = Fixtures.jpeg(width: 640, height: 480)
+        let h = try Harness(routes: ["/p.jpg": .ok(photo), "/q.jpg": .ok(photo)]) { $0.access.adminToken = Self.token }
+        for params in ["w=100", "w=200", "w=150&format=webp", "w=80&h=80&fit=cover"] {
+            #expect(try await h.get(h.thumb("/p.jpg", params)).status == 200)
+        }
+        #expect(try await h.get(h.thumb("/q.jpg", "w=100")).status == 200)
+        let source = Harness.encode(h.origin.url("/p.jpg"))
+        let before = try await stats(h)
+        let purged = try await h.get("/cache?url=\(source)", Self.auth, method: "DELETE")
+        #expect(purged.status == 200)
+        let removed = try #require(try json(purged)["removed"] as? [String: Int])
+        // The original, the decoded copy the second size made, and the four variants.
+        #expect(removed["entries"] == 6)
+        let after = try await stats(h)
+        #expect(removed["bytes"] == before.bytes - after.bytes)
+        #expect(after.entries == 2)  // q.jpg's original and thumbnail
+        let again = try await h.get(h.thumb("/p.jpg", "w=200"))
+        #expect(again.header("x-cache") == "miss")
+        #expect(h.origin.requestCount(path: "/p.jpg") == 2)
+        #expect(try await h.get(h.thumb("/q.jpg", "w=100")).header("x-cache") == "hit")
+        try expectProblem(try await h.get("/cache?url=%2Frelative", Self.auth, method: "DELETE"), 400)
+        try expectProblem(try await h.get("/cache", Self.auth, method: "DELETE"), 400)
+        try expectProblem(try await h.get("/cache?url=\(source)", Self.auth), 405)
+    }
+
+    func json(_ response: TestHTTPResponse) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    /// Entries and bytes from `GET /cache/stats`, checking its shape on the way.
+    func stats(_ h: Harness) async throws -> (entries: Int, bytes: Int) {
+        let response = try await h.get("/cache/stats", Self.auth)
+        let body = try json(response)
+        #expect(body["budget"] as? Int == 64 << 20)
+        let kinds = try #require(body["kinds"] as? [String: [String: Int]])
+        #expect(Set(kinds.keys) == ["original", "decoded", "variant"])
+        let total = try #require(body["total"] as? [String: Int])
+        #expect(total["entries"] == kinds.values.reduce(0) { $0 + ($1["entries"] ?? 0) })
+        return (total["entries"] ?? -1, total["bytes"] ?? -1)
+    }
+}
