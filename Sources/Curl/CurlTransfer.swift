@@ -1,5 +1,6 @@
 internal import CCurl
 internal import CCurlShims
+internal import Primitives
 
 #if canImport(Glibc)
     internal import Glibc
@@ -187,11 +188,9 @@ final class CurlTransfer: @unchecked Sendable {
         return String(cString: value)
     }
 
-    /// libcurl reads 0 as "no timeout", so anything positive rounds up to at least 1 ms.
+    /// libcurl reads 0 as "no timeout", so anything positive rounds up to at least 1 ms (and a
+    /// zero or negative timeout, which should mean "already expired", becomes 1 ms too).
     static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, duration > .zero else { return 1 }
-        guard seconds < 1_000_000_000 else { return 1_000_000_000_000 }
-        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        Int(clamping: max(1, duration.roundedUp(to: .milliseconds(1))))
     }
 }
