@@ -28,5 +28,5 @@ extension Fixtures {
 }
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
