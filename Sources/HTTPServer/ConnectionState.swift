@@ -1,7 +1,7 @@
-import Synchronization
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// One open connection, for the request-head deadline. Created at libmicrohttpd's connection-started
@@ -13,6 +13,9 @@ final class ConnectionState: Sendable {
     /// Monotonic time (ns) at which the connection started waiting for a request head; 0 while a
     /// request is being handled.
     let waitingSince: Atomic<Int64>
+    /// Answered and shut down before libmicrohttpd read anything (see `ServerCore.screenFirstBytes`):
+    /// whatever it still parses from this connection is not handed to the handler.
+    let refused = Atomic<Bool>(false)
 
     init(fd: Int32) {
         self.fd = fd
