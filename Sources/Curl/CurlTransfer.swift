@@ -164,22 +164,9 @@ final class CurlTransfer: @unchecked Sendable {
     private static func socketAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> CurlSocketAddress? {
         // `addr` is declared as a plain `struct sockaddr`, but libcurl stores the whole
         // sockaddr_in6 there (`addrlen` says how much).
-        let length = Int(address.pointee.addrlen)
         let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \.addr)!
-        switch address.pointee.family {
-        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
-            let sin = raw.loadUnaligned(as: sockaddr_in.self)
-            return CurlSocketAddress(
-                family: .ipv4, bytes: withUnsafeBytes(of: sin.sin_addr) { Array($0) },
-                port: Int(UInt16(bigEndian: sin.sin_port)))
-        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
-            let sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
-            return CurlSocketAddress(
-                family: .ipv6, bytes: withUnsafeBytes(of: sin6.sin6_addr) { Array($0) },
-                port: Int(UInt16(bigEndian: sin6.sin6_port)))
-        default:
-            return nil
-        }
+        guard let peer = SocketAddress(raw, length: Int(address.pointee.addrlen)) else { return nil }
+        return CurlSocketAddress(family: peer.family == .ipv4 ? .ipv4 : .ipv6, bytes: peer.bytes, port: peer.port)
     }
 
     private static func string(_ easy: UnsafeMutableRawPointer, _ info: CURLINFO) -> String? {

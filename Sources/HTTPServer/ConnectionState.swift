@@ -1,3 +1,4 @@
+internal import Primitives
 internal import Synchronization
 
 #if canImport(Glibc)
@@ -38,5 +39,5 @@ final class ConnectionState: Sendable {
 func monotonicNanoseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    return Duration(now).nanoseconds
 }

@@ -26,7 +26,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Deadline for a complete request head, counted from the moment the connection starts waiting
     /// for one (its opening, or the end of the previous request on a keep-alive connection). This is
     /// also what bounds an idle keep-alive connection. Checked once a second; `.zero` disables it.
-    /// Default 10 s.
+    /// Default 10 s. (A client that sends nothing at all reaches the server only after about a
+    /// second more: the kernel holds it back until its first bytes, see TCP_DEFER_ACCEPT.)
     public var headTimeout: Duration
     /// Longest request target accepted, in bytes as sent; a longer one gets 414. Default 16 KiB:
     /// room for a source URL of 4096 bytes percent-encoded throughout, plus the other parameters.

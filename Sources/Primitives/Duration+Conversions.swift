@@ -33,7 +33,9 @@ extension Duration {
     }
 
     /// A `timespec` for `nanosleep`, `pthread_cond_timedwait` and friends; negative durations
-    /// become zero (those calls reject a negative `tv_nsec`).
+    /// become zero (those calls reject a negative `tv_nsec`). (The overlay's `timespec(_:)` for a
+    /// `Duration` is declared on another module's `timespec` and does not apply to Glibc's; the
+    /// other direction, `Duration(timespec)`, is the overlay's and works.)
     public var timespec: Glibc.timespec {
         let total = max(nanoseconds, 0)
         return Glibc.timespec(tv_sec: Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))

@@ -71,7 +71,7 @@ public final class Monitor<State>: @unchecked Sendable {
     ) rethrows -> Result? {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        let deadline = Duration.seconds(now.tv_sec) + .nanoseconds(now.tv_nsec) + max(timeout, .zero)
+        let deadline = Duration(now) + max(timeout, .zero)
         var absolute = deadline.timespec
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
