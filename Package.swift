@@ -24,12 +24,13 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
-        // The low-level pieces every module shares (owned descriptors); Glibc only.
+        // The low-level pieces every module shares: owned descriptors, socket addresses, one thread
+        // launcher, one blocking-wait type, Duration conversions. Glibc and Synchronization only.
         .target(name: "Primitives"),
 
         // One safe Swift type per C handle; no policy.
         .target(name: "Vips", dependencies: ["CVips", "CVipsShims"]),
-        .target(name: "Curl", dependencies: ["CCurl", "CCurlShims"]),
+        .target(name: "Curl", dependencies: ["CCurl", "CCurlShims", "Primitives"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "Primitives"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
 
@@ -47,10 +48,11 @@ let package = Package(
         // cooperative pool, and libvips-made fixtures (through Vips' `package` surface, no C).
         .target(name: "TestSupport", dependencies: ["Vips", "Primitives"]),
 
+        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
         .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
-        .testTarget(name: "CurlTests", dependencies: ["Curl", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Primitives", "TestSupport"]),
         .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "TestSupport", "Vips"]),
     ],
     swiftLanguageModes: [.v6]

@@ -20,13 +20,6 @@ public final class CurlBody: @unchecked Sendable {
         capacity = 0
     }
 
-    /// A body holding a copy of `bytes` (for tests and fakes).
-    public convenience init(_ bytes: some Collection<UInt8>) {
-        self.init()
-        let array = Array(bytes)
-        array.withUnsafeBytes { _ = append($0.baseAddress, array.count, limit: array.count) }
-    }
-
     deinit {
         free(UnsafeMutableRawPointer(mutating: pointer))
     }

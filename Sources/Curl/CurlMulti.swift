@@ -1,5 +1,13 @@
 internal import CCurl
 internal import CCurlShims
+internal import Primitives
+internal import Synchronization
+
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Darwin)
+    internal import Darwin
+#endif
 
 /// `curl_global_init` must run once before any other libcurl call; a global is initialised
 /// lazily and exactly once (swift_once), whichever thread gets there first.
@@ -33,8 +41,8 @@ public final class CurlMulti: @unchecked Sendable {
     }
 
     /// Completes every unfinished transfer with ``CurlTransferError/cancelled``, stops the I/O
-    /// thread and waits for it (unless called from a completion, on that thread itself).
-    /// Idempotent; also run by `deinit`.
+    /// thread and waits until its loop has ended (unless called from a completion, on that thread
+    /// itself). Idempotent, and concurrent calls all wait; also run by `deinit`.
     public func shutdown() {
         engine.shutdown()
     }
@@ -46,13 +54,16 @@ final class CurlMultiEngine: @unchecked Sendable {
     private struct Shared {
         var queued: [CurlTransfer] = []
         var stopping = false
-        var thread: IOThread?
+        /// The I/O thread, once its loop runs: `shutdown` from a completion must not wait for it.
+        var ioThread: pthread_t?
     }
 
     /// CURLM*; freed in deinit, after the loop has ended, so `curl_multi_wakeup` from `enqueue`
     /// or `shutdown` can never reach a freed handle.
     private let multi: UnsafeMutableRawPointer
-    private let shared = LockedState(Shared())
+    private let shared = Mutex(Shared())
+    /// Set by the I/O thread as the last thing its loop does; `shutdown` waits for it.
+    private let loopEnded = Monitor(false)
     /// Transfers added to `multi`; touched only on the I/O thread.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
 
@@ -60,8 +71,13 @@ final class CurlMultiEngine: @unchecked Sendable {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(maxConnections, 1))
-        let thread = IOThread { self.run() }
-        shared.withLock { $0.thread = thread }
+        // Its own thread, never the cooperative pool: the loop blocks in curl_multi_poll. libcurl
+        // and OpenSSL need little stack; the completions it runs are the callers' code.
+        do {
+            try DetachedThread.start(name: "curl-io", stackSize: 1 << 20) { self.run() }
+        } catch {
+            fatalError("CurlMulti: cannot start its I/O thread: \(error)")
+        }
     }
 
     deinit {
@@ -82,23 +98,21 @@ final class CurlMultiEngine: @unchecked Sendable {
     }
 
     func shutdown() {
-        let thread = shared.withLock { shared in
+        let onIOThread = shared.withLock { shared in
             shared.stopping = true
-            defer { shared.thread = nil }
-            return shared.thread
+            return shared.ioThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
         }
-        guard let thread else { return }
         _ = curl_multi_wakeup(multi)
-        if thread.isCurrent {
-            thread.detach()  // The loop sees `stopping` once this completion returns.
-        } else {
-            thread.join()
-        }
+        // From a completion: the loop sees `stopping` once that completion returns.
+        guard !onIOThread else { return }
+        loopEnded.wait(until: { $0 })
     }
 
     // MARK: I/O thread
 
     private func run() {
+        shared.withLock { $0.ioThread = pthread_self() }
+        defer { loopEnded.withLock { $0 = true } }
         var running: Int32 = 0
         while true {
             let (incoming, stopping) = shared.withLock { shared in

@@ -1,5 +1,6 @@
 internal import CCurl
 internal import CCurlShims
+internal import Primitives
 
 #if canImport(Glibc)
     internal import Glibc
@@ -163,22 +164,9 @@ final class CurlTransfer: @unchecked Sendable {
     private static func socketAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> CurlSocketAddress? {
         // `addr` is declared as a plain `struct sockaddr`, but libcurl stores the whole
         // sockaddr_in6 there (`addrlen` says how much).
-        let length = Int(address.pointee.addrlen)
         let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \.addr)!
-        switch address.pointee.family {
-        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
-            let sin = raw.loadUnaligned(as: sockaddr_in.self)
-            return CurlSocketAddress(
-                family: .ipv4, bytes: withUnsafeBytes(of: sin.sin_addr) { Array($0) },
-                port: Int(UInt16(bigEndian: sin.sin_port)))
-        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
-            let sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
-            return CurlSocketAddress(
-                family: .ipv6, bytes: withUnsafeBytes(of: sin6.sin6_addr) { Array($0) },
-                port: Int(UInt16(bigEndian: sin6.sin6_port)))
-        default:
-            return nil
-        }
+        guard let peer = SocketAddress(raw, length: Int(address.pointee.addrlen)) else { return nil }
+        return CurlSocketAddress(family: peer.family == .ipv4 ? .ipv4 : .ipv6, bytes: peer.bytes, port: peer.port)
     }
 
     private static func string(_ easy: UnsafeMutableRawPointer, _ info: CURLINFO) -> String? {
@@ -187,11 +175,9 @@ final class CurlTransfer: @unchecked Sendable {
         return String(cString: value)
     }
 
-    /// libcurl reads 0 as "no timeout", so anything positive rounds up to at least 1 ms.
+    /// libcurl reads 0 as "no timeout", so anything positive rounds up to at least 1 ms (and a
+    /// zero or negative timeout, which should mean "already expired", becomes 1 ms too).
     static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, duration > .zero else { return 1 }
-        guard seconds < 1_000_000_000 else { return 1_000_000_000_000 }
-        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        Int(clamping: max(1, duration.roundedUp(to: .milliseconds(1))))
     }
 }

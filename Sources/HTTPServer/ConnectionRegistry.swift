@@ -1,7 +1,7 @@
-import Synchronization
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// The open connections, for the request-head watchdog.

@@ -1,7 +1,8 @@
-import Synchronization
+internal import Primitives
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// One open connection, for the request-head deadline. Created at libmicrohttpd's connection-started
@@ -13,6 +14,9 @@ final class ConnectionState: Sendable {
     /// Monotonic time (ns) at which the connection started waiting for a request head; 0 while a
     /// request is being handled.
     let waitingSince: Atomic<Int64>
+    /// Answered and shut down before libmicrohttpd read anything (see `ServerCore.screenFirstBytes`):
+    /// whatever it still parses from this connection is not handed to the handler.
+    let refused = Atomic<Bool>(false)
 
     init(fd: Int32) {
         self.fd = fd
@@ -35,5 +39,5 @@ final class ConnectionState: Sendable {
 func monotonicNanoseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    return Duration(now).nanoseconds
 }

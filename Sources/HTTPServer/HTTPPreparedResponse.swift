@@ -1,4 +1,4 @@
-import CMicroHTTPD
+internal import CMicroHTTPD
 
 /// A response built once and sent any number of times, concurrently: the libmicrohttpd response
 /// object (headers formatted, body referenced without a copy) is made in `init` and queued as is
@@ -27,7 +27,4 @@ public final class HTTPPreparedResponse: @unchecked Sendable {
     deinit {
         if let pointer { MHD_destroy_response(pointer) }
     }
-
-    /// The same answer as a one-off response (for when a header must be added, e.g. while draining).
-    public var response: HTTPResponse { HTTPResponse(status: status, headers: headers, body: body) }
 }

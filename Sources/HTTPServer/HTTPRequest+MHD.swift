@@ -1,11 +1,23 @@
-import CMicroHTTPD
+internal import CMicroHTTPD
 
 extension HTTPRequest {
-    /// Reads the request head from libmicrohttpd (headers and query arguments in order).
+    /// A request head read from libmicrohttpd; `headers` from ``headerFields(of:)``.
     init(
-        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
-        version: UnsafePointer<CChar>?, target: String?, hasBody: Bool
+        url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+        target: String?, headers: [(name: String, value: String)], hasBody: Bool
     ) {
+        let path = url.map { String(cString: $0) } ?? "/"
+        self.init(
+            method: method.map { String(cString: $0) } ?? "",
+            target: target ?? path,
+            path: path,
+            headers: headers,
+            version: version.map { String(cString: $0) } ?? "",
+            hasBody: hasBody)
+    }
+
+    /// The header fields of the connection's current request, in order, duplicates kept.
+    static func headerFields(of connection: OpaquePointer) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = []
         withUnsafeMutablePointer(to: &headers) { headers in
             _ = MHD_get_connection_values_n(
@@ -16,14 +28,7 @@ extension HTTPRequest {
                     return .YES
                 }, headers)
         }
-        let path = url.map { String(cString: $0) } ?? "/"
-        self.init(
-            method: method.map { String(cString: $0) } ?? "",
-            target: target ?? path,
-            path: path,
-            headers: headers,
-            version: version.map { String(cString: $0) } ?? "",
-            hasBody: hasBody)
+        return headers
     }
 }
 

@@ -45,15 +45,6 @@ public struct HTTPRequest: Sendable {
         return nil
     }
 
-    /// The value of the first query argument called `name` (exact match), if any; `.some(nil)` when
-    /// it has no `=`.
-    public func queryValue(_ name: String) -> String?? {
-        for argument in query where argument.name == name {
-            return .some(argument.value)
-        }
-        return nil
-    }
-
     static func equalsIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()

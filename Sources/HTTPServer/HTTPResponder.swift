@@ -1,5 +1,5 @@
-import CMicroHTTPD
-import Synchronization
+internal import CMicroHTTPD
+internal import Synchronization
 
 /// Answers one request, exactly once (later calls are ignored), from any thread.
 ///
@@ -39,8 +39,10 @@ public final class HTTPResponder: @unchecked Sendable {
     let target: String?
     /// The per-connection state (head deadline), looked up on the first access-handler call.
     var connectionState: ConnectionState?
+    /// The request, read on the first access-handler call and handed to the handler on the call
+    /// that dispatches it.
+    var request: HTTPRequest?
     var headSeen = false
-    var hasBody = false
     var dispatched = false
 
     init(core: ServerCore, target: String?) {

@@ -1,21 +1,25 @@
-import CMicroHTTPD
-import CMicroHTTPDShims
+internal import CMicroHTTPD
+internal import CMicroHTTPDShims
 internal import Primitives
-import Synchronization
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
-/// An HTTP/1.1 server on libmicrohttpd: an internal epoll thread pool parses requests and calls
-/// `handler` on its threads; the handler answers through the ``HTTPResponder`` at once or later from
-/// any thread. The handler must not block: hand slow work to other threads and answer from there.
+/// An HTTP/1.1 server on libmicrohttpd: one daemon per polling thread (``HTTPServerConfiguration/threads``),
+/// each with one epoll thread and its own listening socket on the same port (SO_REUSEPORT), so
+/// the kernel spreads new connections over them. The daemons parse requests and call `handler` on
+/// their threads; the handler answers through the ``HTTPResponder`` at once or later from any
+/// thread. The handler must not block: hand slow work to other threads and answer from there.
 ///
-/// libmicrohttpd 0.9.75 runs with `MHD_OPTION_STRICT_FOR_CLIENT = 0` (its normal parsing): in
-/// 0.9.75 strict mode only adds a `Host` check whose 400 is libmicrohttpd's own HTML page (sent
-/// with doubled headers), while duplicate Content-Lengths, CL + TE and odd header names pass either
-/// way. So the handler sees HTTP/1.1 requests without `Host` and answers them itself, and must
-/// refuse requests with `hasBody` it does not want. Any method token reaches the handler.
+/// What is not HTTP/1.x never reaches the handler: the server answers it itself with
+/// `application/problem+json` and closes the connection (400 for bad syntax or ambiguous framing,
+/// 414, 431, 505; see ``HTTPServerConfiguration`` for the limits). libmicrohttpd 0.9.75 runs with
+/// `MHD_OPTION_STRICT_FOR_CLIENT = 0` (its normal parsing): in 0.9.75 strict mode only adds a
+/// `Host` check whose 400 is libmicrohttpd's own HTML page (sent with doubled headers). So the
+/// handler sees HTTP/1.1 requests without `Host` and answers them itself, and must refuse requests
+/// with `hasBody` it does not want. Any method token reaches the handler.
 public final class HTTPServer: @unchecked Sendable {
     /// libmicrohttpd's per-connection memory (request head, response head, buffers): its own
     /// default of 32 KiB, set explicitly. (16 KiB would halve the zeroing done per request, but a
@@ -37,7 +41,11 @@ public final class HTTPServer: @unchecked Sendable {
     ) {
         self.configuration = configuration
         self.core = ServerCore(
-            keepAliveAllowance: configuration.idleTimeout - configuration.headTimeout, handler: handler)
+            keepAliveAllowance: configuration.idleTimeout - configuration.headTimeout,
+            limits: HeadLimits(
+                maxTargetBytes: configuration.maxTargetBytes, maxHeadBytes: configuration.maxHeadBytes,
+                maxFields: configuration.maxFields),
+            handler: handler)
     }
 
     deinit {
@@ -55,7 +63,16 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard configuration.idleTimeout >= .zero else { throw HTTPServerError.invalidConfiguration("idleTimeout") }
         guard configuration.headTimeout >= .zero else { throw HTTPServerError.invalidConfiguration("headTimeout") }
-        guard let address = ListenAddress(host: configuration.host, port: UInt16(configuration.port)) else {
+        guard (1...HTTPServerConfiguration.headBytesLimit).contains(configuration.maxHeadBytes) else {
+            throw HTTPServerError.invalidConfiguration("maxHeadBytes")
+        }
+        guard (1...configuration.maxHeadBytes).contains(configuration.maxTargetBytes) else {
+            throw HTTPServerError.invalidConfiguration("maxTargetBytes")
+        }
+        guard (1...HTTPServerConfiguration.fieldsLimit).contains(configuration.maxFields) else {
+            throw HTTPServerError.invalidConfiguration("maxFields")
+        }
+        guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw HTTPServerError.invalidHost(configuration.host)
         }
         try lifecycle.withLock { lifecycle in
@@ -70,20 +87,19 @@ public final class HTTPServer: @unchecked Sendable {
             var flags =
                 MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
                 | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
-            if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-            let idleSeconds = (configuration.idleTimeout.nanoseconds + 999_999_999) / 1_000_000_000
+            if address.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
+            let idleSeconds = configuration.idleTimeout.roundedUp(to: .seconds(1))
             let count = configuration.threads
             // SO_REUSEPORT would also let this bind beside another process's listener on the port:
             // make sure the port is free first, so a second server fails as it should.
-            if configuration.port != 0 && !address.isFree() {
+            if configuration.port != 0 && !address.isFreeToListen() {
                 throw HTTPServerError.startFailed(host: configuration.host, port: configuration.port, errno: EADDRINUSE)
             }
             var daemons: [OpaquePointer] = []
             var port = configuration.port
             for _ in 0..<count {
                 errno = 0
-                let bindAddress = ListenAddress(host: configuration.host, port: UInt16(port))!
-                let daemon = bindAddress.withSockaddrPointer { sockaddr in
+                let daemon = address.with(port: port)!.withSockaddrPointer { sockaddr, _ in
                     cmhd_start_daemon(
                         flags, UInt16(port), sockaddr, 1, Self.connectionMemory, 0,
                         UInt32(clamping: (configuration.connectionLimit + count - 1) / count),
@@ -100,11 +116,19 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 if daemons.isEmpty { port = Int(cmhd_daemon_bind_port(daemon)) }
                 daemons.append(daemon)
+                Self.deferAccept(daemon)
             }
             var watchdog: HeadDeadlineWatchdog?
             if configuration.headTimeout > .zero {
-                watchdog = HeadDeadlineWatchdog(registry: core.connections, timeout: configuration.headTimeout)
-                watchdog?.start()
+                let started = HeadDeadlineWatchdog(registry: core.connections, timeout: configuration.headTimeout)
+                do throws(SystemError) {
+                    try started.start()
+                } catch {
+                    for daemon in daemons { MHD_stop_daemon(daemon) }
+                    throw HTTPServerError.startFailed(
+                        host: configuration.host, port: configuration.port, errno: error.code)
+                }
+                watchdog = started
             }
             lifecycle = .running(daemons: daemons, port: port, watchdog: watchdog)
         }
@@ -117,6 +141,15 @@ public final class HTTPServer: @unchecked Sendable {
             case .idle: 0
             case .running(_, let port, _), .stopped(let port): port
             }
+        }
+    }
+
+    /// Started and not shutting down: false from the moment ``shutdown(grace:lateResponse:)`` begins
+    /// (when it also stops accepting connections and starts answering with `Connection: close`).
+    public var isRunning: Bool {
+        lifecycle.withLock { lifecycle in
+            if case .running = lifecycle { return true }
+            return false
         }
     }
 
@@ -134,10 +167,11 @@ public final class HTTPServer: @unchecked Sendable {
         let running: (daemons: [OpaquePointer], watchdog: HeadDeadlineWatchdog?)? = lifecycle.withLock { lifecycle in
             guard case .running(let daemons, let port, let watchdog) = lifecycle else { return nil }
             lifecycle = .stopped(port: port)
+            // Under the lock: whoever sees `isRunning` false also gets `Connection: close` answers.
+            core.draining.store(true, ordering: .relaxed)
             return (daemons, watchdog)
         }
         guard let (daemons, watchdog) = running else { return }
-        core.draining.store(true, ordering: .relaxed)
         // libmicrohttpd hands each listening socket back to us here; ours from now on, closed when
         // `handedBack` goes, and not before MHD_stop_daemon (a polling thread may still use them).
         let handedBack = daemons.map { MHD_quiesce_daemon($0) }.filter { $0 >= 0 }.map(FileDescriptor.init(adopting:))
@@ -155,8 +189,21 @@ public final class HTTPServer: @unchecked Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: limit)
         while core.inFlight.load(ordering: .relaxed) > 0 && clock.now < deadline {
-            var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+            var pause = Duration.milliseconds(5).timespec
             nanosleep(&pause, nil)
         }
+    }
+
+    /// TCP_DEFER_ACCEPT on the daemon's listening socket: the kernel completes `accept` only once
+    /// the client's first bytes have arrived (or after about a second of silence), so when
+    /// libmicrohttpd announces a new connection its first request is normally already there for
+    /// `ServerCore.screenFirstBytes` to look at. Also one wake-up less per connection. The socket
+    /// stays libmicrohttpd's; a failure only means fewer connections get screened.
+    private static func deferAccept(_ daemon: OpaquePointer) {
+        let listener = cmhd_daemon_listen_fd(daemon)
+        guard listener >= 0 else { return }
+        var seconds: Int32 = 1
+        _ = setsockopt(
+            listener, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &seconds, socklen_t(MemoryLayout<Int32>.size))
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    internal import Darwin
 #endif
 
 /// How an ``HTTPServer`` listens and what it tolerates from clients. Every field has a default.
@@ -11,7 +11,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String
     /// TCP port; 0 binds an ephemeral port (read it back from ``HTTPServer/port``). Default 8080.
     public var port: Int
-    /// Size of libmicrohttpd's internal epoll thread pool. Default: the number of online cores.
+    /// Number of polling threads: one libmicrohttpd daemon each, each with its own listening socket
+    /// on the port (SO_REUSEPORT). Default: the number of online cores.
     public var threads: Int
     /// Maximum number of open connections (MHD_OPTION_CONNECTION_LIMIT). Default 1024.
     /// When reached, libmicrohttpd leaves new clients waiting at TCP level rather than refusing them.
@@ -25,8 +26,26 @@ public struct HTTPServerConfiguration: Sendable {
     /// Deadline for a complete request head, counted from the moment the connection starts waiting
     /// for one (its opening, or the end of the previous request on a keep-alive connection). This is
     /// also what bounds an idle keep-alive connection. Checked once a second; `.zero` disables it.
-    /// Default 10 s.
+    /// Default 10 s. (A client that sends nothing at all reaches the server only after about a
+    /// second more: the kernel holds it back until its first bytes, see TCP_DEFER_ACCEPT.)
     public var headTimeout: Duration
+    /// Longest request target accepted, in bytes as sent; a longer one gets 414. Default 16 KiB:
+    /// room for a source URL of 4096 bytes percent-encoded throughout, plus the other parameters.
+    /// At most ``maxHeadBytes``.
+    public var maxTargetBytes: Int
+    /// Largest request head accepted (request line, header fields, final blank line), in bytes; a
+    /// larger one gets 431. Default 20 KiB, which is also the most allowed: libmicrohttpd keeps the
+    /// head in its 32 KiB of per-connection memory and must still find room there for the answer
+    /// (above ~32 KiB it answers 431 itself, with an HTML page, and just under that it closes the
+    /// connection without an answer).
+    public var maxHeadBytes: Int
+    /// Most header fields plus query arguments in one request; more get 431. Default 100, also the
+    /// most allowed: libmicrohttpd stores each one in the same per-connection memory (~64 bytes).
+    public var maxFields: Int
+
+    /// The upper bounds of ``maxHeadBytes`` and ``maxFields`` (see there).
+    public static let headBytesLimit = 20 << 10
+    public static let fieldsLimit = 100
 
     /// The number of online processor cores (at least 1): the default for ``threads``.
     public static var defaultThreads: Int {
@@ -40,7 +59,10 @@ public struct HTTPServerConfiguration: Sendable {
         connectionLimit: Int = 1024,
         perIPConnectionLimit: Int = 0,
         idleTimeout: Duration = .seconds(30),
-        headTimeout: Duration = .seconds(10)
+        headTimeout: Duration = .seconds(10),
+        maxTargetBytes: Int = 16 << 10,
+        maxHeadBytes: Int = HTTPServerConfiguration.headBytesLimit,
+        maxFields: Int = HTTPServerConfiguration.fieldsLimit
     ) {
         self.host = host
         self.port = port
@@ -49,5 +71,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.perIPConnectionLimit = perIPConnectionLimit
         self.idleTimeout = idleTimeout
         self.headTimeout = headTimeout
+        self.maxTargetBytes = maxTargetBytes
+        self.maxHeadBytes = maxHeadBytes
+        self.maxFields = maxFields
     }
 }

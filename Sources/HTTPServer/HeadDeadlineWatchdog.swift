@@ -1,8 +1,4 @@
-import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+internal import Primitives
 
 /// A thread that, once per tick, shuts down connections that have not delivered a complete request
 /// head within the deadline. libmicrohttpd's own timeout is an inactivity timer that every received
@@ -10,55 +6,29 @@ import Synchronization
 final class HeadDeadlineWatchdog: Sendable {
     private let registry: ConnectionRegistry
     private let timeout: Int64
-    private let tick: Int64
-    private let stopped = Atomic<Bool>(false)
+    private let tick: Duration
+    /// Set by ``stop()``; the thread waits on it between ticks, so a stop ends the wait at once.
+    private let stopped = Monitor(false)
 
     init(registry: ConnectionRegistry, timeout: Duration) {
         self.registry = registry
         self.timeout = timeout.nanoseconds
         // One second, or less for short deadlines (tests).
-        self.tick = min(1_000_000_000, max(self.timeout / 2, 10_000_000))
+        self.tick = min(.seconds(1), max(timeout / 2, .milliseconds(10)))
     }
 
-    func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { argument in
-                let watchdog = Unmanaged<HeadDeadlineWatchdog>.fromOpaque(argument!).takeRetainedValue()
-                watchdog.run()
-                return nil
-            }, box)
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<HeadDeadlineWatchdog>.fromOpaque(box).release()
-        }
+    func start() throws(SystemError) {
+        try DetachedThread.start(name: "http-deadline", stackSize: 128 << 10) { self.run() }
     }
 
-    /// The thread ends within one tick; it touches nothing but the registry meanwhile.
+    /// The thread ends at once; it touches nothing but the registry meanwhile.
     func stop() {
-        stopped.store(true, ordering: .relaxed)
+        stopped.withLock { $0 = true }
     }
 
     private func run() {
-        while !stopped.load(ordering: .relaxed) {
-            var pause = timespec(tv_sec: Int(tick / 1_000_000_000), tv_nsec: Int(tick % 1_000_000_000))
-            var remaining = timespec()
-            while nanosleep(&pause, &remaining) != 0 && errno == EINTR { pause = remaining }
-            if stopped.load(ordering: .relaxed) { break }
+        while !stopped.wait(until: { $0 }, timeout: tick) {
             registry.expire(waitingBefore: monotonicNanoseconds() - timeout)
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (saturating).
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 }

@@ -1,5 +1,5 @@
-import CMicroHTTPD
-import CMicroHTTPDShims
+internal import CMicroHTTPD
+internal import CMicroHTTPDShims
 
 // The C callbacks given to libmicrohttpd. Each recovers the ServerCore from `cls` and forwards.
 

@@ -1,6 +1,10 @@
-import CMicroHTTPD
-import CMicroHTTPDShims
-import Synchronization
+internal import CMicroHTTPD
+internal import CMicroHTTPDShims
+internal import Synchronization
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
 
 /// The state the libmicrohttpd callbacks reach through their `cls` pointer (unretained: the
 /// ``HTTPServer`` owns it and outlives the daemon).
@@ -23,9 +27,14 @@ final class ServerCore: @unchecked Sendable {
     /// Extra time (ns) a keep-alive connection gets for its next head, beyond the head deadline, so
     /// that an idle keep-alive connection lives for the idle timeout, not just the head timeout.
     private let keepAliveAllowance: Int64
+    private let limits: HeadLimits
 
-    init(keepAliveAllowance: Duration = .zero, handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void) {
+    init(
+        keepAliveAllowance: Duration, limits: HeadLimits,
+        handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
+    ) {
         self.keepAliveAllowance = max(0, keepAliveAllowance.nanoseconds)
+        self.limits = limits
         self.handler = handler
     }
 
@@ -33,10 +42,12 @@ final class ServerCore: @unchecked Sendable {
 
     /// libmicrohttpd's access handler (see the callbacks in `MHDCallbacks.swift`).
     ///
-    /// First call (head complete): mark the head deadline met; a request with a body is handled at
-    /// once (a response queued later, while body data is pending, would be dropped silently);
-    /// otherwise wait for the second call (queueing on the first call makes every response
-    /// `Connection: close`). Body data is discarded. After a resume, queue the stored answer.
+    /// First call (head complete): mark the head deadline met; refuse what is not acceptable
+    /// HTTP/1.x (``refusal(for:method:target:headers:framing:)``) with a problem answer that closes the
+    /// connection; a request with a body is handled at once (a response queued later, while body
+    /// data is pending, would be dropped silently); otherwise wait for the second call (queueing
+    /// on the first call makes every response `Connection: close`). Body data is discarded. After a
+    /// resume, queue the stored answer.
     func access(
         connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>?,
@@ -55,17 +66,29 @@ final class ServerCore: @unchecked Sendable {
                 let state = Unmanaged<ConnectionState>.fromOpaque(socketContext).takeUnretainedValue()
                 state.headReceived()
                 responder.connectionState = state
+                // Answered before libmicrohttpd read anything: close without a handler.
+                if state.refused.load(ordering: .relaxed) { return .NO }
             }
-            guard Self.announcesBody(connection) else { return .YES }
-            responder.hasBody = true
-            return dispatch(responder, connection: connection, url: url, method: method, version: version)
+            let headers = HTTPRequest.headerFields(of: connection)
+            let framing = BodyFraming(headers)
+            if let refusal = refusal(
+                for: connection, method: method, target: responder.target, headers: headers, framing: framing)
+            {
+                return queue(refusal.response, on: connection)
+            }
+            let hasBody = framing.announcesBody
+            responder.request = HTTPRequest(
+                url: url, method: method, version: version, target: responder.target, headers: headers,
+                hasBody: hasBody)
+            guard hasBody else { return .YES }
+            return dispatch(responder, connection: connection)
         }
         if let uploadDataSize, uploadDataSize.pointee > 0 {
             uploadDataSize.pointee = 0
             return .YES
         }
         if !responder.dispatched {
-            return dispatch(responder, connection: connection, url: url, method: method, version: version)
+            return dispatch(responder, connection: connection)
         }
         if let response = responder.takeAnswer() {
             return queue(response, on: connection)
@@ -73,17 +96,34 @@ final class ServerCore: @unchecked Sendable {
         return .YES
     }
 
-    private func dispatch(
-        _ responder: HTTPResponder, connection: OpaquePointer, url: UnsafePointer<CChar>?,
-        method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?
-    ) -> MHD_Result {
+    /// What the server refuses itself, for every request (a connection's first request was also
+    /// screened before libmicrohttpd read it, see ``screenFirstBytes(_:)``). libmicrohttpd has
+    /// already refused, with its own pages, request lines it cannot parse, versions other than
+    /// HTTP/1.x and heads beyond its memory; what is left to check here is what it lets through.
+    private func refusal(
+        for connection: OpaquePointer, method: UnsafePointer<CChar>?, target: String?,
+        headers: [(name: String, value: String)], framing: BodyFraming
+    ) -> HTTPRefusal? {
+        guard let method, RequestHeadCheck.isMethod(UnsafeRawBufferPointer(start: method, count: strlen(method)))
+        else { return .malformed }
+        // libmicrohttpd always reports the target through the URI log callback; nil cannot happen.
+        guard let target else { return .malformed }
+        guard target.utf8.count <= limits.maxTargetBytes else { return .targetTooLong }
+        // libmicrohttpd takes a target up to the last space, spaces and all.
+        guard RequestHeadCheck.isTarget(target.utf8) else { return .malformed }
+        guard cmhd_connection_header_size(connection) <= limits.maxHeadBytes else { return .headTooLarge }
+        let arguments = Int(MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil))
+        guard headers.count + arguments <= limits.maxFields else { return .headTooLarge }
+        // libmicrohttpd keeps whitespace before the colon in the name ("Content-Length ").
+        guard headers.allSatisfy({ RequestHeadCheck.isFieldName($0.name.utf8) }) else { return .malformed }
+        return framing.isAmbiguous ? .ambiguousFraming : nil
+    }
+
+    private func dispatch(_ responder: HTTPResponder, connection: OpaquePointer) -> MHD_Result {
         responder.dispatched = true
         inFlight.add(1, ordering: .relaxed)
-        let request = HTTPRequest(
-            connection: connection, url: url, method: method, version: version, target: responder.target,
-            hasBody: responder.hasBody)
         responder.begin(connection)
-        handler(request, responder)
+        handler(responder.request!, responder)
         switch responder.afterHandler() {
         case .queue(let response):
             return queue(response, on: connection)
@@ -165,9 +205,52 @@ final class ServerCore: @unchecked Sendable {
     }
 
     func connectionStarted(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        let state = ConnectionState(fd: cmhd_connection_fd(connection))
+        let fd = cmhd_connection_fd(connection)
+        let state = ConnectionState(fd: fd)
         connections.add(state)
         socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        if fd >= 0 && screenFirstBytes(fd) {
+            state.refused.store(true, ordering: .relaxed)
+            state.headReceived()  // nothing for the head deadline to do
+        }
+    }
+
+    /// Looks at what the client has sent so far (TCP_DEFER_ACCEPT makes that its first bytes, as
+    /// a rule) without taking it off the socket, and refuses a first request that is not acceptable
+    /// HTTP/1.x right away (see `RequestHeadCheck` for why libmicrohttpd cannot be left to it).
+    /// Returns whether it refused.
+    ///
+    /// Runs in libmicrohttpd's connection-started notification, on the polling thread that owns the
+    /// connection, before libmicrohttpd has read from the socket or could write to it; so reading,
+    /// writing and shutting down here race with nothing. The descriptor stays libmicrohttpd's: it
+    /// sees the end of the stream on its first read and closes it.
+    private func screenFirstBytes(_ fd: Int32) -> Bool {
+        // Most heads fit a small first look; a second, larger one only when the first was full.
+        var capacity = 4096
+        while true {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+            defer { buffer.deallocate() }
+            let count = recv(fd, buffer.baseAddress, capacity, Int32(MSG_PEEK | MSG_DONTWAIT))
+            guard count > 0 else { return false }
+            switch RequestHeadCheck.check(UnsafeRawBufferPointer(rebasing: buffer[..<count]), limits: limits) {
+            case .acceptable:
+                return false
+            case .incomplete:
+                // Room for the largest acceptable head and one byte more, to see that it is larger.
+                guard count == capacity, capacity <= limits.maxHeadBytes else { return false }
+                capacity = limits.maxHeadBytes + 1
+            case .refuse(let refusal, let headOnly):
+                // Take what was looked at off the socket, so libmicrohttpd finds nothing to parse.
+                _ = recv(fd, buffer.baseAddress, count, Int32(MSG_DONTWAIT))
+                // A few hundred bytes into a fresh socket's empty send buffer: never partial.
+                let answer = refusal.wireBytes(headOnly: headOnly)
+                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                // The client reads the answer, then the end of the stream; libmicrohttpd's first read
+                // sees the end and closes the connection.
+                _ = shutdown(fd, Int32(SHUT_RDWR))
+                return true
+            }
+        }
     }
 
     func connectionClosed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
@@ -175,21 +258,5 @@ final class ServerCore: @unchecked Sendable {
         socketContext.pointee = nil
         let state = Unmanaged<ConnectionState>.fromOpaque(context).takeRetainedValue()
         connections.remove(state)
-    }
-
-    // MARK: Helpers
-
-    /// Content-Length other than zero, or any Transfer-Encoding.
-    private static func announcesBody(_ connection: OpaquePointer) -> Bool {
-        if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil { return true }
-        guard var length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else {
-            return false
-        }
-        while length.pointee != 0 {
-            let byte = UInt8(bitPattern: length.pointee)
-            if byte != UInt8(ascii: "0") && byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") { return true }
-            length += 1
-        }
-        return false
     }
 }

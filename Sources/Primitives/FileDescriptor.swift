@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// The one owner of an open file descriptor: it closes the descriptor exactly once, in `deinit`,

@@ -27,5 +27,5 @@ extension Fixtures {
 }
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif

@@ -2,7 +2,7 @@ import Foundation
 internal import Primitives
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// A real HTTP/1.1 origin on 127.0.0.1 (or ::1), in process, for tests. Raw POSIX sockets and
@@ -65,12 +65,12 @@ public final class TestOrigin: @unchecked Sendable {
     public let port: Int
     /// The address it listens on ("127.0.0.1" or "::1").
     public let host: String
-    private let core: Core
+    private let core: TestOriginCore
 
     /// Listens on `host` (an IPv4 or IPv6 literal) at an ephemeral port. `handler` runs on the
     /// connection's thread, once per request, after the request head has been read.
     public init(host: String = "127.0.0.1", handler: @escaping @Sendable (Request) -> Reply) throws {
-        core = try Core(host: host, handler: handler)
+        core = try TestOriginCore(host: host, handler: handler)
         port = core.port
         self.host = host
         core.startAccepting()
@@ -106,19 +106,12 @@ public final class TestOrigin: @unchecked Sendable {
 
     /// Whether this machine can listen on ::1 (for `.enabled(if:)` on IPv6 tests).
     public static let isIPv6LoopbackAvailable: Bool = {
-        guard let probe = try? FileDescriptor.socket(family: AF_INET6, type: Int32(SOCK_STREAM.rawValue)) else {
-            return false
-        }
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_addr = in6addr_loopback
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(probe.rawValue, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
-            }
-        }
+        guard let address = SocketAddress(host: "::1", port: 0), let probe = try? FileDescriptor.tcpSocket(for: address)
+        else { return false }
+        return (try? probe.bind(to: address)) != nil
     }()
 }
+<<<<<<< HEAD
 
 // MARK: - Core
 
@@ -465,3 +458,5 @@ private final class Core: @unchecked Sendable {
         }
     }
 }
+=======
+>>>>>>> http-hygiene

@@ -55,6 +55,25 @@ import ThumbnailCore
             "/prefetch", "POST",
             try await TestHTTPClient.request("POST", port: h.port, target: "/prefetch?url=x", body: [1]))
         record("/healthz", "GET", try await h.get("/healthz"))
+        let noHost = try await TestHTTPClient.exchange(
+            port: h.port, pieces: [Array("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)])
+        record("/healthz", "GET", try noHost.response())
+
+        // What the HTTP layer refuses, alike on every operation: a body (the service, 413), a long
+        // target (414), a large head (431), another HTTP version (505).
+        let longTarget = String(repeating: "a", count: 17 << 10)  // over 16 KiB
+        let largeHead = String(repeating: "b", count: 21 << 10)  // over 20 KiB
+        for operation in Self.document.operations {
+            let (path, method) = (operation.path, operation.method)
+            record(path, method, try await TestHTTPClient.request(method, port: h.port, target: path, body: [1]))
+            record(
+                path, method, try await TestHTTPClient.request(method, port: h.port, target: "\(path)?p=\(longTarget)"))
+            record(
+                path, method,
+                try await TestHTTPClient.request(method, port: h.port, target: path, headers: [("X-Pad", largeHead)]))
+            record(
+                path, method, try await TestHTTPClient.request(method, port: h.port, target: path, version: "HTTP/2.0"))
+        }
 
         // The admin routes: absent without a token, then behind it.
         record("/cache", "DELETE", try await h.get("/cache?url=x", method: "DELETE"))

@@ -1,0 +1,79 @@
+import HTTPServer
+import Primitives
+import TestSupport
+import Testing
+
+/// Starts a server on an ephemeral loopback port.
+func startServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
+) throws -> HTTPServer {
+    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+    configure(&configuration)
+    let server = HTTPServer(configuration: configuration, handler: handler)
+    try server.start()
+    return server
+}
+
+/// Runs a blocking call on its own thread, off the cooperative pool.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        do {
+            try DetachedThread.start(name: "test-blocking", stackSize: 1 << 20) {
+                continuation.resume(returning: body())
+            }
+        } catch {
+            fatalError("cannot start a thread: \(error)")
+        }
+    }
+}
+
+/// Answers from a thread of its own (so after the handler may have returned).
+func answerFromAnotherThread(_ responder: HTTPResponder, _ response: HTTPResponse) {
+    do {
+        try DetachedThread.start(name: "test-answer", stackSize: 256 << 10) { responder.respond(response) }
+    } catch {
+        fatalError("cannot start a thread: \(error)")
+    }
+}
+
+/// Polls a condition on server state that has no notification of its own (10 ms apart) and
+/// records a failure if it never holds. The bound only keeps a broken server from hanging the run.
+func waitUntil(
+    _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
+) async throws {
+    for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(condition(), what, sourceLocation: sourceLocation)
+}
+
+/// The requests a handler saw and the responders it kept, for tests to wait on and answer later.
+final class Stash: Sendable {
+    private struct State {
+        var requests: [HTTPRequest] = []
+        var responders: [HTTPResponder] = []
+    }
+
+    private let state = Monitor(State())
+
+    func add(_ request: HTTPRequest, _ responder: HTTPResponder? = nil) {
+        state.withLock { state in
+            state.requests.append(request)
+            if let responder { state.responders.append(responder) }
+        }
+    }
+
+    var requests: [HTTPRequest] { state.withLock { $0.requests } }
+    var last: HTTPRequest? { requests.last }
+
+    /// Waits (off the cooperative pool) until `count` responders have been kept, and returns
+    /// them; fewer only if that never happens (the bound only keeps a broken server from hanging
+    /// the run).
+    func responders(count: Int) async -> [HTTPResponder] {
+        await onThread {
+            self.state.wait(until: { $0.responders.count >= count }, timeout: .seconds(30))
+            return self.state.withLock { $0.responders }
+        }
+    }
+}
+
+func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
