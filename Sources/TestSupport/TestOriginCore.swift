@@ -17,6 +17,8 @@ final class TestOriginCore: Sendable {
         /// its connection thread, which removes it from here first.
         var connections: Set<Int32> = []
         var liveThreads = 0
+        /// Gates connections wait on; `stop()` opens them so no thread stays blocked.
+        var gates: [TestGate] = []
     }
 
     let port: Int
@@ -60,6 +62,7 @@ final class TestOriginCore: Sendable {
             // shutdown() wakes a thread blocked in accept()/recv() on Linux; close() would not.
             _ = shutdown(listener, Int32(SHUT_RDWR))
             for fd in state.connections { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+            for gate in state.gates { gate.open() }
         }
         lifecycle.wait(until: { $0.liveThreads == 0 }) { state in
             state.listener = nil  // closes the listener, now that no thread can use it
@@ -202,6 +205,14 @@ final class TestOriginCore: Sendable {
             sendAll(fd, bytes)
         case .delayed(let delay, let inner):
             if pause(delay) { respond(fd, inner) }
+        case .gated(let gate, let inner):
+            let stopped = lifecycle.withLock { state -> Bool in
+                if !state.stopping { state.gates.append(gate) }
+                return state.stopping
+            }
+            guard !stopped else { return }
+            gate.wait()  // stop() opens every gate a connection waits on
+            if !lifecycle.withLock({ $0.stopping }) { respond(fd, inner) }
         case .hang:
             lifecycle.wait(until: { $0.stopping })
         }
