@@ -35,14 +35,17 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["CCrypto"]),
 
         // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
-        .target(name: "ThumbnailCore"),
+        .target(name: "ThumbnailCore", dependencies: ["Primitives"]),
 
         // Configuration, routes, adapters, error mapping, logging.
-        .target(name: "ThumbnailService", dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer", "Crypto"]),
+        .target(
+            name: "ThumbnailService",
+            dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer", "Crypto", "Primitives"]),
 
         .executableTarget(name: "thumbd", dependencies: ["ThumbnailService"]),
         .executableTarget(
-            name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips"], path: "bench/Sources/thumbd-bench"),
+            name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips", "Primitives"],
+            path: "bench/Sources/thumbd-bench"),
 
         // Test-only helpers: an in-process HTTP origin, a blocking HTTP client run off the
         // cooperative pool, and libvips-made fixtures (through Vips' `package` surface, no C).

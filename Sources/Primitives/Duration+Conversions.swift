@@ -46,4 +46,13 @@ extension Duration {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
+
+    /// As a setting or a log line writes it: "10", "0.5".
+    public var secondsText: String {
+        let value = seconds
+        return value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// Whole seconds (rounded down), for header values such as `Retry-After` and `max-age`.
+    public var wholeSeconds: Int { Int(components.seconds) }
 }

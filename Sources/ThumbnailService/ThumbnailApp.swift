@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+internal import Primitives
 import Synchronization
 import ThumbnailCore
 

@@ -1,4 +1,4 @@
-import Foundation
+internal import Primitives
 import Synchronization
 
 /// Dedicated threads for blocking C work (libvips), with a bounded admission count.
@@ -80,7 +80,7 @@ public final class WorkerPool: Sendable {
         }
     }
 
-    private struct State: ~Copyable {
+    private struct State {
         var interactive = JobQueue()
         var background = JobQueue()
         var stats = Statistics()
@@ -89,18 +89,20 @@ public final class WorkerPool: Sendable {
 
     public let workers: Int
     public let queueCapacity: Int
-    private let state = Mutex(State())
-    private let condition = NSCondition()
+    /// The queues and counters; workers sleep on it until a job (or `stop()`) arrives.
+    private let state = Monitor(State())
 
     public init(workers: Int, queueCapacity: Int, stackSize: Int = 8 << 20) {
         self.workers = max(1, workers)
         self.queueCapacity = max(0, queueCapacity)
         for index in 0..<self.workers {
-            // The threads hold the pool strongly until `stop()` lets them end.
-            let thread = Thread { self.workLoop() }
-            thread.name = "thumbd-worker-\(index)"
-            thread.stackSize = stackSize
-            thread.start()
+            // The threads hold the pool strongly until `stop()` lets them end. At start-up: a
+            // process that cannot start its workers cannot serve.
+            do {
+                try DetachedThread.start(name: "thumbd-worker-\(index)", stackSize: stackSize) { self.workLoop() }
+            } catch {
+                fatalError("thumbd: cannot start worker \(index): \(error)")
+            }
         }
     }
 
@@ -123,9 +125,6 @@ public final class WorkerPool: Sendable {
     /// Lets the workers finish what is queued, then end. New reservations fail.
     public func stop() {
         state.withLock { $0.stopping = true }
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
     }
 
     fileprivate func enqueue<T>(
@@ -140,7 +139,6 @@ public final class WorkerPool: Sendable {
             }
             deliver(result)
         }
-        condition.lock()
         state.withLock { state in
             switch priority {
             case .interactive:
@@ -151,43 +149,33 @@ public final class WorkerPool: Sendable {
                 state.stats.queuedBackground += 1
             }
         }
-        condition.signal()
-        condition.unlock()
     }
 
     fileprivate func finishOne() {
         state.withLock { $0.stats.admitted -= 1 }
     }
 
-    /// Interactive jobs first, always.
-    private func nextJob() -> (@Sendable () -> Void)? {
-        state.withLock { state -> (@Sendable () -> Void)? in
-            if let job = state.interactive.popFirst() {
-                state.stats.queuedInteractive -= 1
-                return job
-            }
-            if let job = state.background.popFirst() {
-                state.stats.queuedBackground -= 1
-                return job
-            }
-            return nil
+    /// Interactive jobs first, always. Nil when there is none.
+    private static func nextJob(_ state: inout State) -> (@Sendable () -> Void)? {
+        if let job = state.interactive.popFirst() {
+            state.stats.queuedInteractive -= 1
+            return job
         }
+        if let job = state.background.popFirst() {
+            state.stats.queuedBackground -= 1
+            return job
+        }
+        return nil
     }
 
     private func workLoop() {
         while true {
-            condition.lock()
-            var job = nextJob()
-            while job == nil {
-                if state.withLock({ $0.stopping }) {
-                    condition.unlock()
-                    return
-                }
-                condition.wait()
-                job = nextJob()
+            let job = state.wait(until: { $0.stopping || $0.stats.queuedInteractive + $0.stats.queuedBackground > 0 }) {
+                Self.nextJob(&$0)
             }
-            condition.unlock()
-            job!()
+            // Nil only when stopping with nothing left queued.
+            guard let job else { return }
+            job()
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+internal import Primitives
 import ThumbnailCore
 
 extension ServiceConfiguration {
@@ -263,9 +264,6 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
 }
 
 enum IPLiteral {
-    static func isValid(_ text: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
-    }
+    /// The tree's one IP-literal parser (`SocketAddress`).
+    static func isValid(_ text: String) -> Bool { SocketAddress(host: text, port: 0) != nil }
 }

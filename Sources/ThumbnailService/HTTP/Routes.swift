@@ -1,6 +1,7 @@
 import Crypto
 import Dispatch
 import HTTPServer
+internal import Primitives
 import ThumbnailCore
 
 /// Routes and answers requests. Runs on the HTTP server's polling threads, so it only parses,

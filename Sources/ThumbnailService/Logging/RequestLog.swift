@@ -1,4 +1,5 @@
 import Foundation
+internal import Primitives
 import Synchronization
 
 /// One line per request on standard error, logfmt:
@@ -9,7 +10,8 @@ import Synchronization
 public final class RequestLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
     private let enabled: Bool
-    private let wake = DispatchSemaphore(value: 0)
+    /// True when a full buffer asks the writer to flush now, not at its next tick.
+    private let wake = Monitor(false)
     private let signalled = Atomic<Bool>(false)
     private let dropped = Atomic<Int>(0)
     private static let flushThreshold = 64 << 10
@@ -18,16 +20,20 @@ public final class RequestLog: Sendable {
     public init(enabled: Bool) {
         self.enabled = enabled
         guard enabled else { return }
-        let thread = Thread { [weak self] in
-            var spare: [UInt8] = []
-            while let log = self {
-                spare = log.write(log.take(reusing: spare))
-                let wake = log.wake
-                _ = wake.wait(timeout: .now() + 0.2)
+        // Holds the log weakly: the thread ends within a tick of the log's last reference going.
+        do {
+            try DetachedThread.start(name: "thumbd-log", stackSize: 256 << 10) { [weak self] in
+                var spare: [UInt8] = []
+                while let log = self {
+                    spare = log.write(log.take(reusing: spare))
+                    let wake = log.wake
+                    wake.wait(until: { $0 }, timeout: .milliseconds(200)) { $0 = false }
+                }
             }
+        } catch {
+            // At start-up: a process that cannot start a thread cannot serve either.
+            fatalError("thumbd: cannot start the log writer: \(error)")
         }
-        thread.name = "thumbd-log"
-        thread.start()
     }
 
     public struct Entry: Sendable {
@@ -80,7 +86,7 @@ public final class RequestLog: Sendable {
         if size < 0 {
             dropped.add(1, ordering: .relaxed)
         } else if size > Self.flushThreshold, !signalled.exchange(true, ordering: .relaxed) {
-            wake.signal()
+            wake.withLock { $0 = true }
         }
     }
 

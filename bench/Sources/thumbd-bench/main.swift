@@ -1,4 +1,6 @@
 import Foundation
+import Primitives
+import Synchronization
 import ThumbnailCore
 import ThumbnailService
 import Vips
@@ -56,9 +58,8 @@ if case .success(.run(let configuration)) = ServiceConfiguration.load(
 }
 
 let renderer = ThumbnailRenderer(imaging: VipsImaging(), maxSourcePixels: 75_000_000)
-let next = NSLock()
-nonisolated(unsafe) var counter = 0
-nonisolated(unsafe) var errors = 0
+/// Requests taken and failed, shared by the threads.
+let counts = Mutex((taken: 0, errors: 0))
 let widths = widthRange[0]...widthRange[1]
 
 func cpuSeconds() -> Double {
@@ -80,12 +81,12 @@ let start = Date()
 let group = DispatchGroup()
 for _ in 0..<threads {
     group.enter()
-    let thread = Thread {
+    try! DetachedThread.start(name: "bench-worker", stackSize: 8 << 20) {
         while Date() < deadline {
-            next.lock()
-            let n = counter
-            counter += 1
-            next.unlock()
+            let n = counts.withLock { counts in
+                defer { counts.taken += 1 }
+                return counts.taken
+            }
             // Images cycle, widths cycle: the same sequence the bench's cold-miss requests use.
             let width = widths.lowerBound + n % widths.count
             let source = sources[n % sources.count]
@@ -99,15 +100,11 @@ for _ in 0..<threads {
                     _ = try renderer.render(original: source, spec: spec)
                 }
             } catch {
-                next.lock()
-                errors += 1
-                next.unlock()
+                counts.withLock { $0.errors += 1 }
             }
         }
         group.leave()
     }
-    thread.stackSize = 8 << 20
-    thread.start()
 }
 group.wait()
 let elapsed = Date().timeIntervalSince(start)
@@ -115,6 +112,7 @@ let cpu = cpuSeconds() - cpuStart
 var usage = rusage()
 getrusage(RUSAGE_SELF.rawValue, &usage)
 let peak = usage.ru_maxrss * 1024  // KiB on Linux
+let (counter, errors) = counts.withLock { ($0.taken, $0.errors) }
 let done = counter - errors
 let line =
     "{\"requests\": \(done), \"errors\": \(errors), \"seconds\": \(String(format: "%.3f", elapsed)), "
