@@ -93,16 +93,16 @@ public final class ThumbnailApp: Sendable {
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully. Returns the exit status.
     public func runUntilSignalled() -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        let stop = DispatchSemaphore(value: 0)
+        let signalled = Monitor(false)
         var sources: [DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
+            source.setEventHandler { signalled.withLock { $0 = true } }
             source.resume()
             sources.append(source)
         }
-        stop.wait()
+        signalled.wait(until: { $0 })
         shutdown()
         withExtendedLifetime(sources) {}
         return 0
