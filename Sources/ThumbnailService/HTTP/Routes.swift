@@ -61,7 +61,12 @@ final class Routes: Sendable {
             return problem(exchange, 413, "Request body not accepted", "This service takes no request bodies.")
         }
         if request.version == "HTTP/1.1" && request.header("host") == nil {
-            return problem(exchange, 400, "Missing Host", "HTTP/1.1 requests must carry a Host header.")
+            // Not a request we can trust the rest of: answer and close, as the HTTP layer does.
+            var response = ProblemResponse.http(
+                400, title: "Missing Host", detail: "HTTP/1.1 requests must carry a Host header.",
+                requestID: exchange.id.description)
+            response.headers.append(("Connection", "close"))
+            return reply(exchange, response, cache: "-")
         }
         switch request.path {
         case "/thumb":
