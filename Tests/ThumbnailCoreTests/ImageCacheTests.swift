@@ -77,6 +77,47 @@ extension String {
         #expect(cache.metrics.total.evictions > 0)
     }
 
+    func variant(_ name: String, _ width: Int = 100) -> CacheKey {
+        .variant(try! SourceURL(parsing: "http://cache.example/\(name)"), TransformSpec(width: width))
+    }
+
+    /// Scan resistance: thumbnails asked for again survive a burst of entries used once that is
+    /// far larger than the whole budget; under plain LRU the burst would flush them.
+    @Test func hotThumbnailsSurviveABurstOfNewSources() {
+        let cache = ImageCache<Blob>(budget: 1_000_000)
+        let hot = (0..<20).map { variant("hot-\($0)") }
+        for key in hot { cache.insert(Blob(payloadBytes: 10_000), forKey: key) }
+        for key in hot { _ = cache.value(forKey: key) }  // asked for again: protected
+        #expect(hot.allSatisfy(cache.isProtected))
+        // A crawl: 500 new originals of 100 kB and a thumbnail of each, each used once (50 MB).
+        for index in 0..<500 {
+            cache.insert(Blob(payloadBytes: 100_000), forKey: "crawl-\(index)".key)
+            cache.insert(Blob(payloadBytes: 10_000), forKey: variant("crawl-\(index)"))
+        }
+        #expect(hot.allSatisfy { cache.peek($0) != nil })
+        let audit = cache.auditedBytes()
+        #expect(audit.listed == audit.counted && audit.counted <= 1_000_000)
+        #expect(cache.metrics[.original].evictions > 400)
+    }
+
+    @Test func originalsAreNeverPromotedAndProtectedKeepsItsShare() {
+        let cache = ImageCache<Blob>(budget: 1_000_000)
+        cache.insert(Blob(payloadBytes: 50_000), forKey: "o".key)
+        _ = cache.value(forKey: "o".key)
+        _ = cache.value(forKey: "o".key)
+        #expect(!cache.isProtected("o".key))
+        // More hot variants than protected may hold: the least recent fall back to probation.
+        let keys = (0..<100).map { variant("v\($0)") }
+        for key in keys {
+            cache.insert(Blob(payloadBytes: 9_000), forKey: key)
+            _ = cache.value(forKey: key)
+        }
+        #expect(cache.isProtected(keys.last!))
+        #expect(!cache.isProtected(keys.first!))
+        #expect(cache.peek(keys.first!) != nil)  // demoted, not evicted: there is still room
+        _ = cache.auditedBytes()  // checks protected ≤ its share, and every list sum
+    }
+
     @Test func countersAreKeptByKind() {
         let cache = ImageCache<Blob>(budget: 1_000_000)
         let source = try! SourceURL(parsing: "http://k.example/p.jpg")

@@ -1,7 +1,18 @@
 import Synchronization
 
-/// One memory budget for originals, decoded copies and variants: least-recently-used eviction by
-/// cost.
+/// One memory budget for originals, decoded copies and variants, evicted least-recently-used by
+/// cost — and scan-resistant: a segmented LRU.
+///
+/// Every entry starts in *probation*. A variant asked for again moves to *protected*, which may
+/// hold up to `protectedFraction` of the budget (beyond that its least recent entries fall back to
+/// probation). Eviction takes probation's least recent entry first and touches protected only when
+/// probation is empty. So a burst of entries used once — a crawler walking the catalogue, a page of
+/// new uploads — only churns probation, and the thumbnails being served again and again stay.
+/// Originals and decoded copies are never promoted (a hit moves them to probation's recent end):
+/// they are large, and if they could enter protected, a burst of new sources asked for in a few
+/// sizes each would push out the hot thumbnails made from them. (Caffeine's W-TinyLFU would also
+/// admit by frequency; a segmented LRU keeps one lock and O(1) steps, and the bench's crawl replay
+/// is what it has to hold against.)
 ///
 /// Cost = payload bytes + a fixed per-entry overhead, and the sum never exceeds `budget`. An entry
 /// costing more than `maxEntryCost` (a fixed fraction of the budget) is not stored: one huge
@@ -10,14 +21,20 @@ import Synchronization
 public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     public static var perEntryOverhead: Int { 256 }
     public static var maxEntryFraction: Int { 8 }
+    /// Share of the budget the protected segment may hold (Caffeine's default is 80 %).
+    public static var protectedFraction: Double { 0.8 }
 
     public let budget: Int
     public let maxEntryCost: Int
+    public let protectedCapacity: Int
+
+    fileprivate enum Segment { case probation, protected }
 
     private final class Node: @unchecked Sendable {
         let key: CacheKey
         let value: Value
         let cost: Int
+        var segment = Segment.probation
         var newer: Node?
         // Both links are strong: a node is always unlinked before it is dropped, which breaks the cycle.
         var older: Node?
@@ -29,11 +46,18 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         }
     }
 
-    private struct State: ~Copyable {
-        var nodes: [CacheKey: Node] = [:]
+    /// One segment's recency list.
+    private struct List {
         /// Least recently used end; `newest` is the other.
         var oldest: Node?
         var newest: Node?
+        var bytes = 0
+    }
+
+    private struct State: ~Copyable {
+        var nodes: [CacheKey: Node] = [:]
+        var probation = List()
+        var protected = List()
         /// Kept under the same lock as the entries: counting a hit costs no other lock.
         var metrics: CacheMetrics
         /// Resident cost of all kinds.
@@ -48,6 +72,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     public init(budget: Int) {
         self.budget = max(0, budget)
         self.maxEntryCost = self.budget / Self.maxEntryFraction
+        self.protectedCapacity = Int(Double(self.budget) * Self.protectedFraction)
         self.state = Mutex(State(metrics: CacheMetrics(budget: self.budget)))
     }
 
@@ -60,10 +85,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
                 return nil
             }
             state.metrics[key.kind].hits += 1
-            if state.newest !== node {
-                Self.unlink(node, &state)
-                Self.pushNewest(node, &state)
-            }
+            touch(node, &state)
             return node.value
         }
     }
@@ -72,8 +94,8 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         state.withLock { $0.nodes[key]?.value }
     }
 
-    /// Stores `value`, evicting the least recently used entries to make room. Returns false
-    /// (and stores nothing) when the entry alone is over `maxEntryCost`.
+    /// Stores `value` in probation, evicting to make room (probation's least recent first).
+    /// Returns false (and stores nothing) when the entry alone is over `maxEntryCost`.
     @discardableResult
     public func insert(_ value: Value, forKey key: CacheKey) -> Bool {
         let cost = Self.cost(of: value)
@@ -88,7 +110,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
                 state.metrics[key.kind].rejected += 1
                 return false
             }
-            while state.bytes + cost > budget, let victim = state.oldest {
+            while state.bytes + cost > budget, let victim = state.probation.oldest ?? state.protected.oldest {
                 state.nodes.removeValue(forKey: victim.key)
                 Self.forget(victim, &state)
                 state.metrics[victim.key.kind].evictions += 1
@@ -97,7 +119,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
             let node = Node(key: key, value: value, cost: cost)
             state.nodes[key] = node
             state.bySource[key.source, default: []].insert(key)
-            Self.pushNewest(node, &state)
+            Self.push(node, .probation, &state)
             state.bytes += cost
             state.metrics[key.kind].bytes += cost
             state.metrics[key.kind].entries += 1
@@ -136,21 +158,52 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     public var metrics: CacheMetrics { state.withLock { $0.metrics } }
 
-    /// Walks the list and recomputes the sum: for tests of the accounting.
+    /// Whether `key` is in the protected segment (for tests of the policy).
+    func isProtected(_ key: CacheKey) -> Bool {
+        state.withLock { $0.nodes[key]?.segment == .protected }
+    }
+
+    /// Walks both lists and recomputes the sums: for tests of the accounting.
     public func auditedBytes() -> (listed: Int, counted: Int, nodes: Int) {
         state.withLock { state in
             var sum = 0
             var count = 0
-            var node = state.oldest
-            while let current = node {
-                sum += current.cost
-                count += 1
-                node = current.newer
+            for list in [state.probation, state.protected] {
+                var listed = 0
+                var node = list.oldest
+                while let current = node {
+                    listed += current.cost
+                    count += 1
+                    node = current.newer
+                }
+                precondition(listed == list.bytes, "segment bytes out of step")
+                sum += listed
             }
+            precondition(state.protected.bytes <= protectedCapacity, "protected segment over its share")
             let indexed = state.bySource.values.reduce(0) { $0 + $1.count }
             precondition(indexed == state.nodes.count, "source index out of step")
             return (sum, state.bytes, count)
         }
+    }
+
+    // MARK: - The policy (the lock is held)
+
+    /// A hit: a variant in probation is promoted to protected (demoting protected's least recent
+    /// entries past its share); anything else moves to the recent end of its own segment.
+    private func touch(_ node: Node, _ state: inout State) {
+        let promote = node.segment == .probation && node.key.kind == .variant && node.cost <= protectedCapacity
+        let target: Segment = promote ? .protected : node.segment
+        if node.segment == target, Self.list(target, state).newest === node { return }
+        Self.unlink(node, &state)
+        Self.push(node, target, &state)
+        while state.protected.bytes > protectedCapacity, let demoted = state.protected.oldest {
+            Self.unlink(demoted, &state)
+            Self.push(demoted, .probation, &state)
+        }
+    }
+
+    private static func list(_ segment: Segment, _ state: borrowing State) -> List {
+        segment == .probation ? state.probation : state.protected
     }
 
     /// Unlinks a node already removed from `nodes` and takes it off the accounting.
@@ -165,16 +218,25 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     }
 
     private static func unlink(_ node: Node, _ state: inout State) {
-        if let older = node.older { older.newer = node.newer } else { state.oldest = node.newer }
-        if let newer = node.newer { newer.older = node.older } else { state.newest = node.older }
+        func apply(_ list: inout List) {
+            if let older = node.older { older.newer = node.newer } else { list.oldest = node.newer }
+            if let newer = node.newer { newer.older = node.older } else { list.newest = node.older }
+            list.bytes -= node.cost
+        }
+        if node.segment == .probation { apply(&state.probation) } else { apply(&state.protected) }
         node.newer = nil
         node.older = nil
     }
 
-    private static func pushNewest(_ node: Node, _ state: inout State) {
-        node.older = state.newest
-        node.newer = nil
-        if let newest = state.newest { newest.newer = node } else { state.oldest = node }
-        state.newest = node
+    private static func push(_ node: Node, _ segment: Segment, _ state: inout State) {
+        func apply(_ list: inout List) {
+            node.older = list.newest
+            node.newer = nil
+            if let newest = list.newest { newest.newer = node } else { list.oldest = node }
+            list.newest = node
+            list.bytes += node.cost
+        }
+        node.segment = segment
+        if segment == .probation { apply(&state.probation) } else { apply(&state.protected) }
     }
 }
