@@ -16,6 +16,8 @@ public struct PipelineMetrics: Sendable, Equatable {
         public var failed: [ThumbnailError.Code: Int] = [:]
         /// Bytes of fetched sources.
         public var bytes = 0
+        /// Requests answered with a remembered failure instead of a fetch (negative caching).
+        public var remembered = 0
 
         public init() {}
     }

@@ -19,12 +19,21 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         case miss
         /// Joined work another request had started.
         case coalesced
+        /// Answered with a remembered origin failure (negative caching), without a fetch.
+        case negative
     }
 
     public struct Limits: Sendable {
         /// A source whose first page has more pixels than this is refused before decoding.
         public var maxSourcePixels: Int
-        public init(maxSourcePixels: Int = 75_000_000) { self.maxSourcePixels = maxSourcePixels }
+        /// How long an origin's failure for a source is remembered and answered without a fetch;
+        /// zero turns negative caching off.
+        public var errorTTL: Duration
+
+        public init(maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10)) {
+            self.maxSourcePixels = maxSourcePixels
+            self.errorTTL = errorTTL
+        }
     }
 
     private let cache: any ImageCaching<Entry>
@@ -32,17 +41,21 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     private let fetcher: any ImageFetching
     private let renderer: ThumbnailRenderer<Imaging>
     private let prepare: @Sendable (EncodedImage, UInt64) -> Prepared
+    private let failures: FailedFetches
     private let variantFlights = Flights<Variant>()
     private let sourceFlights = Flights<ImageBytes>()
     /// Miss-path counters only: a hit counts inside the cache's own lock.
     private let counters = Mutex<(fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int)>(
         (.init(), .init(), 0))
 
-    /// `prepare` runs once per stored variant, on the worker that made it.
+    /// `prepare` runs once per stored variant, on the worker that made it. `now` is the clock
+    /// remembered failures expire by (tests move it).
     public init(
         cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
-        limits: Limits = Limits(), prepare: @escaping @Sendable (EncodedImage, UInt64) -> Prepared
+        limits: Limits = Limits(), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        prepare: @escaping @Sendable (EncodedImage, UInt64) -> Prepared
     ) {
+        self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
         self.cache = cache
         self.workers = workers
         self.fetcher = fetcher
@@ -75,6 +88,11 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         let key = CacheKey.variant(request.source, spec)
         if let hit = cachedVariant(key) {
             completion(.success(hit), .hit)
+            return
+        }
+        if let failure = failures.failure(of: request.source) {
+            counters.withLock { $0.fetches.remembered += 1 }
+            completion(.failure(failure), .negative)
             return
         }
         let started = Atomic<Bool>(false)
@@ -177,6 +195,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     public func prefetch(_ request: ThumbnailRequest) throws(ThumbnailError) {
         if let spec = request.spec {
             if cachedVariant(.variant(request.source, spec)) != nil { return }
+            if failures.failure(of: request.source) != nil { return }
             // Checked here so the client hears "full" now, not never.
             guard let probe = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
             probe.release()
@@ -184,6 +203,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             return
         }
         if cache.peek(.original(request.source)) != nil { return }
+        // A remembered failure: nothing to do until it expires.
+        if failures.failure(of: request.source) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
         original(request.source) { _, _ in ticket.release() }
     }
@@ -192,7 +213,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     /// flight for it from putting any of them back (it still answers its own waiters).
     @discardableResult
     public func purge(_ source: SourceURL) -> CacheRemoval {
-        variantFlights.markStale(source: source) {
+        failures.forget(source)
+        return variantFlights.markStale(source: source) {
             sourceFlights.markStale(source: source) { cache.removeAll(of: source) }
         }
     }
@@ -222,6 +244,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                 case .failure(let error):
                     counters.fetches.failed[error.code, default: 0] += 1
                 }
+            }
+            switch result {
+            case .success: failures.forget(source)
+            case .failure(let error): failures.remember(error, of: source)
             }
             if case .success(let bytes) = result {
                 sourceFlights.storeUnlessStale(key) { cache.insert(.original(bytes), forKey: key) }

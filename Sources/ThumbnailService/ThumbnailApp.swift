@@ -42,7 +42,8 @@ public final class ThumbnailApp: Sendable {
             workers: WorkerPool(
                 workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity),
             fetcher: custom ?? fetcher, imaging: VipsImaging(),
-            limits: .init(maxSourcePixels: configuration.processing.maxSourcePixels)
+            limits: .init(
+                maxSourcePixels: configuration.processing.maxSourcePixels, errorTTL: configuration.fetch.errorTTL)
         ) { image, fingerprint in
             HitResponses(image, fingerprint: fingerprint, cacheControl: cacheControl)
         }

@@ -156,3 +156,13 @@ func request(_ url: String, _ extra: [(String, String?)] = [("w", "100")]) throw
 func text(_ result: Result<CachedVariant<String>, ThumbnailError>) throws -> String {
     String(decoding: try result.get().image.bytes.array, as: UTF8.self)
 }
+
+/// A monotonic clock a test moves by hand.
+final class FakeClock: Sendable {
+    private let offset = Mutex<Duration>(.zero)
+    private let start = ContinuousClock.now
+
+    var now: ContinuousClock.Instant { start.advanced(by: offset.withLock { $0 }) }
+
+    func advance(_ duration: Duration) { offset.withLock { $0 += duration } }
+}

@@ -80,7 +80,7 @@ import Testing
         #expect(pipeline.metrics.renders.failed[.tooManyPixels] == 1)
     }
 
-    @Test func fetchErrorsReachEveryWaiterAndAreNotCached() async throws {
+    @Test func fetchErrorsReachEveryWaiterAndAreNeverCachedAsContent() async throws {
         let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.originFailed))], gate: Gate())
         let pipeline = makePipeline(fetcher, FakeImaging())
         let req = try request(photo)
@@ -91,10 +91,45 @@ import Testing
         let (ra, rb) = await (a, b)
         #expect(throws: ThumbnailError(.originFailed)) { try ra.0.get() }
         #expect(throws: ThumbnailError(.originFailed)) { try rb.0.get() }
-        _ = await pipeline.thumbnail(req)
-        #expect(fetcher.count(photo) == 2)
-        #expect(pipeline.metrics.fetches.failed[.originFailed] == 2)
+        #expect(pipeline.metrics.cache.total.entries == 0)
+        // Within the error TTL the failure is answered from memory (see the negative-caching test).
+        let (again, outcome) = await pipeline.thumbnail(req)
+        #expect(throws: ThumbnailError(.originFailed)) { try again.get() }
+        #expect(outcome == .negative)
+        #expect(fetcher.count(photo) == 1)
+        #expect(pipeline.metrics.fetches.failed[.originFailed] == 1)
         #expect(pipeline.metrics.workers.admitted == 0)
+    }
+
+    @Test func anOriginFailureIsRememberedForTheErrorTTL() async throws {
+        let clock = FakeClock()
+        let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.originFailed))])
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 1_000_000), workers: WorkerPool(workers: 1, queueCapacity: 4),
+            fetcher: fetcher, imaging: FakeImaging(), limits: .init(errorTTL: .seconds(10)), now: { clock.now }
+        ) { _, _ in "" }
+        let (first, firstOutcome) = await pipeline.thumbnail(try request(photo))
+        #expect(throws: ThumbnailError(.originFailed)) { try first.get() }
+        #expect(firstOutcome == .miss)
+        // Another size of the same source, within the TTL: the same answer, no fetch.
+        let (second, outcome) = await pipeline.thumbnail(try request(photo, [("w", "50")]))
+        #expect(throws: ThumbnailError(.originFailed)) { try second.get() }
+        #expect(outcome == .negative)
+        try pipeline.prefetch(try request(photo))  // a no-op
+        #expect(fetcher.count(photo) == 1)
+        #expect(pipeline.metrics.fetches.remembered == 1)
+        clock.advance(.seconds(11))
+        _ = await pipeline.thumbnail(try request(photo))
+        #expect(fetcher.count(photo) == 2)
+    }
+
+    @Test func policyRefusalsAndSuccessesAreNotRemembered() async throws {
+        let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.sourceNotAllowed))])
+        let pipeline = makePipeline(fetcher, FakeImaging())
+        _ = await pipeline.thumbnail(try request(photo))
+        _ = await pipeline.thumbnail(try request(photo))
+        #expect(fetcher.count(photo) == 2)
+        #expect(pipeline.metrics.fetches.remembered == 0)
     }
 
     @Test func fullQueueRejectsNewMissesAtOnceButServesHits() async throws {

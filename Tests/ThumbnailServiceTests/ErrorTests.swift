@@ -139,4 +139,17 @@ import Testing
         #expect(noHost.peerClosed)  // answered and closed, not left to the client's timeout
         #expect(try await h.get("/healthz").status == 200)
     }
+
+    @Test func aFailingOriginIsNotAskedAgainWithinTheErrorTTL() async throws {
+        let h = try Harness(routes: ["/boom.jpg": .status(500), "/gone.jpg": .status(404)])
+        for _ in 0..<3 {
+            try expectProblem(try await h.get(h.thumb("/boom.jpg")), 502)
+            try expectProblem(try await h.get(h.thumb("/gone.jpg", "w=50")), 404)
+        }
+        #expect(h.origin.requestCount(path: "/boom.jpg") == 1)
+        #expect(h.origin.requestCount(path: "/gone.jpg") == 1)
+        let off = try Harness(routes: ["/boom.jpg": .status(500)]) { $0.fetch.errorTTL = .zero }
+        for _ in 0..<2 { try expectProblem(try await off.get(off.thumb("/boom.jpg")), 502) }
+        #expect(off.origin.requestCount(path: "/boom.jpg") == 2)
+    }
 }

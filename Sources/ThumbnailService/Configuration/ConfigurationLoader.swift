@@ -56,6 +56,9 @@ extension ServiceConfiguration {
             "fetch-timeout", \.fetch.timeout, 0.1...3600,
             "Deadline for a whole source fetch (redirects included), seconds"),
         .seconds(
+            "error-ttl", \.fetch.errorTTL, 0...3600,
+            "How long an origin's failure for a source is answered again without a fetch, seconds (0: off)"),
+        .seconds(
             "cache-max-age", \.cache.maxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds",
             wholeSeconds: true),
         .int("server-threads", \.server.threads, 1...256, "HTTP polling threads", derivedDefault: "cores"),

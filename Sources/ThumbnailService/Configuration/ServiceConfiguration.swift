@@ -60,6 +60,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var connectTimeout: Duration = .seconds(5)
         /// For a whole source fetch, redirects included.
         public var timeout: Duration = .seconds(20)
+        /// An origin's failure for a source (404/410, 5xx, connection failure, deadline miss) is
+        /// answered again from memory for this long, without a fetch; zero turns it off.
+        public var errorTTL: Duration = .seconds(10)
     }
 
     /// The image work: threads, admission, source limits, the allocator.
