@@ -8,7 +8,9 @@ RAW_DIR holds env.txt (key=value), runs.list (run ids in order) and for each run
 read is shown as n/a and its target as n/a: nothing is ever invented.
 
 Targets "floor" (bench/floor/floor.c, the cold-miss reference) and "inprocess" (thumbd-bench
-inprocess, the memory-mode reference) print the same JSON line.
+inprocess, the memory-mode reference) print the same JSON line. Target "thumbd-signed" is the
+second thumbd process (--signing-keys, mode signed-hit-c8): its CPU, peak RSS and request-log
+counts are that process's own.
 """
 
 import json
@@ -180,7 +182,9 @@ def load_runs(raw):
         # itself (wrk / ab / thumbd-bench): other work disturbing the measurement
         busy, hz = num(meta.get("machine_busy_ticks")), num(meta.get("clk_tck"))
         tt, nt, cs = num(meta.get("thumbd_cpu_ticks")), num(meta.get("nginx_cpu_ticks")), num(meta.get("command_cpu_seconds"))
-        run["other_cpu_s"] = (busy - tt - nt) / hz - cs if None not in (busy, tt, nt, cs) and hz else None
+        # the signed thumbd's CPU (absent in raw outputs from before the signed-hit mode: no such process)
+        st = num(meta.get("signed_thumbd_cpu_ticks")) if "signed_thumbd_cpu_ticks" in meta else 0.0
+        run["other_cpu_s"] = (busy - tt - nt - st) / hz - cs if None not in (busy, tt, nt, cs, st) and hz else None
         run["wall_s"] = num(meta.get("wall_seconds"))
         if target in JSON_TARGETS:
             run["rss_mib"] = res["peak_rss_bytes"] / 1048576.0 if res and res.get("peak_rss_bytes") else None
@@ -327,6 +331,8 @@ def main():
     P()
     P(f"- thumbd: `{env.get('thumbd_cmd', NA)}` — release build; `--workers` default = {env.get('workers', NA)} "
       f"(cores), `--server-threads` default = cores.")
+    P(f"- Signed hit: a second thumbd, `{env.get('signed_cmd', NA)}` (port {env.get('signed_port', NA)}), "
+      f"started after the first and measured on its own process (target `thumbd-signed`).")
     P(f"- Logging: **on for both** — thumbd's request log (`--log-requests` default true, buffered, stderr "
       f"to a file) and nginx's `access_log` (buffer=64k flush=1s, one line per request).")
     P(f"- nginx {env.get('nginx', '')}: `worker_processes {env.get('nginx_workers', NA)}` "
@@ -376,6 +382,20 @@ def main():
         target(f"hit -c{c}: p99 thumbd ÷ nginx", fmt(p, 2), "≤ 1.20", None if p is None else p <= 1.2)
     r = ratio(m("ab", "thumbd"), m("ab", "nginx"))
     target("ab (no keep-alive): req/s thumbd ÷ nginx", fmt(r, 2), "≥ 0.90", None if r is None else r >= 0.9)
+
+    def both_sides_x(mode_a, target_a, mode_b, target_b, field="rps"):
+        """Ratio of medians, only when every run of both sides has the figure."""
+        a, b = pick(mode_a, target_a, None, field), pick(mode_b, target_b, None, field)
+        if not a or len(a) != len(b) or None in a or None in b:
+            return None
+        return ratio(med(a), med(b))
+
+    def both_sides(mode, a_target, b_target, field="rps"):
+        return both_sides_x(mode, a_target, mode, b_target, field)
+
+    signed_ratio = both_sides("signed-hit-c8", "thumbd-signed", "nginx")
+    target("signed hit -c8: req/s thumbd ÷ nginx", fmt(signed_ratio, 2), "≥ 0.85",
+           None if signed_ratio is None else signed_ratio >= 0.85)
     target("cold miss: images/s thumbd ÷ libvips floor", fmt(ips_ratio, 2), "≥ 0.90", ips_ok)
     target("cold miss: CPU ms/image thumbd ÷ libvips floor", fmt(cpu_ratio, 2), "≤ 1.15", cpu_ok)
     r = ratio(m("newsize", "thumbd"), m("cold", "thumbd"))
@@ -486,6 +506,27 @@ def main():
     P("\n".join(cmds("ab")))
     P()
 
+    sm = "signed-hit-c8"
+    P("## Signed hit, wrk -t2 -c8 (keep-alive): every corpus thumbnail in turn, each URL with `&sig=`")
+    P()
+    P(f"A second thumbd process (`{env.get('signed_cmd', NA)}`) — the same flags plus `--signing-keys` — "
+      f"serves the {env.get('signed_hit_images', NA)} hit URLs, each signed with `thumbd sign --key KEY PATH` "
+      f"(HMAC-SHA256, base64url); warmed twice (the second a cache hit with nginx's bytes) and again before "
+      f"round 2. Signed warm-up failures: {env.get('signed_warm_failures', NA)}; an unsigned hit URL sent to it "
+      f"was answered HTTP {env.get('signed_unsigned_status', NA)} (403 expected: signatures are checked). The reference is nginx serving "
+      f"the same bytes as static files, as in hit -c8. CPU and peak RSS are the signed process's.")
+    P()
+    table(run_rows(sm, ("thumbd-signed", "nginx")))
+    for rnd in ("1", "2"):
+        P(f"- round {rnd}: req/s ratio {fmt(ratio(one(sm, 'thumbd-signed', rnd), one(sm, 'nginx', rnd)), 2)}, "
+          f"p99 ratio {fmt(ratio(one(sm, 'thumbd-signed', rnd, 'p99_ms'), one(sm, 'nginx', rnd, 'p99_ms')), 2)}")
+    P(f"- median: req/s ratio {fmt(signed_ratio, 2)}, "
+      f"p99 ratio {fmt(both_sides(sm, 'thumbd-signed', 'nginx', 'p99_ms'), 2)}; "
+      f"signed ÷ unsigned thumbd hit -c8 req/s {fmt(both_sides_x(sm, 'thumbd-signed', 'hit-c8', 'thumbd'), 2)}")
+    P()
+    P("\n".join(cmds(sm)))
+    P()
+
     P("## Cold miss: every request a source URL never seen before (`photo.jpg?r=N`), widths 200–399")
     P()
     P("Floor = `bench/floor/floor.c` (see the headline): `vips_thumbnail_buffer` + `vips_jpegsave_buffer` "
@@ -548,6 +589,8 @@ def main():
     P("|---|---|---|")
     for mode in ("hit-c8", "hit-c64", "ab", "cold", "newsize"):
         P(f"| {mode} | " + " | ".join(fmt(one(mode, 'thumbd', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
+    P(f"| signed-hit-c8 (the signed thumbd, its own process) | " + " | ".join(
+        fmt(one('signed-hit-c8', 'thumbd-signed', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
     P(f"| cold-miss floor (its own process) | " + " | ".join(
         fmt(one('cold', 'floor', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
     P()
@@ -557,18 +600,24 @@ def main():
     P("| run | counts |")
     P("|---|---|")
     for r in runs:
-        if r["target"] == "thumbd":
+        if r["target"] in ("thumbd", "thumbd-signed"):
             P(f"| {r['id']} | {r['meta'].get('thumbd_log_counts', '').strip() or NA} |")
     P(f"| whole bench (incl. warm-ups) | {env.get('thumbd_log_counts', '').strip() or NA} |")
+    P(f"| whole bench, signed thumbd (incl. warm-ups) | {env.get('signed_log_counts', '').strip() or NA} |")
     P()
     other = read_text(os.path.join(raw, "thumbd-other-log-lines.txt")).strip()
-    P(f"Lines in thumbd's stderr that are not request-log lines: {env.get('thumbd_log_other', NA)}; "
+    signed_other = read_text(os.path.join(raw, "thumbd-signed-other-log-lines.txt")).strip()
+    P(f"Lines in thumbd's stderr that are not request-log lines: {env.get('thumbd_log_other', NA)} "
+      f"(signed thumbd: {env.get('signed_log_other', NA)}); "
       f"nginx error.log lines: {env.get('nginx_error_lines', NA)}.")
-    if other:
-        P()
-        P("```")
-        P(other)
-        P("```")
+    for label, text in (("thumbd", other), ("signed thumbd", signed_other)):
+        if text:
+            P()
+            P(f"{label}:")
+            P()
+            P("```")
+            P(text)
+            P("```")
     P()
     for tg, label in (("floor", "The floor"), ("inprocess", "The in-process reference")):
         bad = [r for r in runs if r["target"] == tg and (not r["res"] or r["res"].get("failed"))]

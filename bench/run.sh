@@ -3,12 +3,12 @@
 # libvips floor of a cold miss: bench/floor/floor.c), two alternating rounds, a memory mode, and a
 # Markdown report in bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
 #
-#   bench/run.sh              full run (about 19 minutes on 2 cores)
+#   bench/run.sh              full run (about 20 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
 #
 # Knobs (environment; see bench/README.md): HIT_SECONDS, MISS_SECONDS, MEMORY_SECONDS,
 # MEMORY_RUNS, AB_REQUESTS, HIT_WIDTH, COLD_CONNECTIONS, NGINX_WORKERS, THUMBD_PORT, NGINX_PORT,
-# THUMBD_BENCH_ENV, THUMBD_EXTRA_ARGS, SKIP_BUILD, SKIP_INSTALL.
+# SIGNED_PORT, SIGNING_KEY, THUMBD_BENCH_ENV, THUMBD_EXTRA_ARGS, SKIP_BUILD, SKIP_INSTALL.
 set -euo pipefail
 
 bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +37,9 @@ WORKERS="${WORKERS:-$cores}"                             # floor/in-process thre
 NGINX_WORKERS="${NGINX_WORKERS:-auto}"
 THUMBD_PORT="${THUMBD_PORT:-18080}"
 NGINX_PORT="${NGINX_PORT:-18081}"
+SIGNED_PORT="${SIGNED_PORT:-18082}"       # the second thumbd, with --signing-keys (signed-hit mode)
+# a fixed 32-byte bench key (no secret: it signs 127.0.0.1 URLs of this bench only)
+SIGNING_KEY="${SIGNING_KEY:-000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f}"
 CACHE_BYTES="${CACHE_BYTES:-256M}"
 THUMBD_BENCH_ENV="${THUMBD_BENCH_ENV:-}"   # e.g. "MALLOC_ARENA_MAX=2" or "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 THUMBD_EXTRA_ARGS="${THUMBD_EXTRA_ARGS:-}"
@@ -126,6 +129,7 @@ fi
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port_free "$THUMBD_PORT" || die "port $THUMBD_PORT is in use (THUMBD_PORT=...)"
 port_free "$NGINX_PORT" || die "port $NGINX_PORT is in use (NGINX_PORT=...)"
+port_free "$SIGNED_PORT" || die "port $SIGNED_PORT is in use (SIGNED_PORT=...)"
 
 clk_tck="$(getconf CLK_TCK)"
 # utime + stime (clock ticks) summed over the given pids
@@ -175,13 +179,14 @@ wait_http() {
   return 1
 }
 
-# status and cache counts of the thumbd request log between byte offsets $1 and $2
+# status and cache counts of a thumbd request log (default: the first thumbd's) between byte
+# offsets $1 and $2
 log_counts() {
-  tail -c +"$(($1 + 1))" "$work/thumbd.log" | head -c "$(($2 - $1))" |
+  tail -c +"$(($1 + 1))" "${3:-$work/thumbd.log}" | head -c "$(($2 - $1))" |
     awk '{for (i = 1; i <= NF; i++) if ($i ~ /^(status|cache)=/) c[$i]++}
          END {for (k in c) printf "%s:%d ", k, c[k]}'
 }
-log_size() { stat -c %s "$work/thumbd.log"; }
+log_size() { stat -c %s "${1:-$work/thumbd.log}"; }
 
 runs_list="$raw/runs.list"
 : >"$runs_list"
@@ -189,24 +194,28 @@ runs_list="$raw/runs.list"
 # measure ROUND MODE TARGET ID -- COMMAND...
 # Runs COMMAND (wrk / ab / thumbd-bench) with its output in $raw/ID.out, and records in
 # $raw/ID.meta: the command, CPU ticks of the target process(es) before/after, peak RSS of thumbd
-# sampled during the run, the thumbd log's status/cache counts for the run.
+# sampled during the run, the thumbd log's status/cache counts for the run. Target thumbd-signed
+# is the second thumbd (--signing-keys): its pid is the one measured and sampled, its log counted.
 measure() {
   local round="$1" mode="$2" target="$3" id="$4"
   shift 5
   local meta="$raw/$id.meta" t_pids c0 c1 off0 off1 start end
+  local rss_pid="$thumbd_pid" tlog="$work/thumbd.log"
   case "$target" in
     thumbd) t_pids="$thumbd_pid" ;;
+    thumbd-signed) t_pids="$signed_pid" rss_pid="$signed_pid" tlog="$work/thumbd-signed.log" ;;
     nginx) t_pids="$(nginx_pids)" ;;
     *) t_pids="" ;;
   esac
   rm -f "$raw/$id.rss"
-  start_sampler "$thumbd_pid" "$raw/$id.rss"
+  start_sampler "$rss_pid" "$raw/$id.rss"
   # shellcheck disable=SC2086
   c0="$(cpu_ticks $t_pids)"
-  local n0 t0
+  local n0 t0 s0
   n0="$(cpu_ticks $(nginx_pids))"
   t0="$(cpu_ticks "$thumbd_pid")"
-  off0="$(log_size)"
+  s0="$(cpu_ticks "$signed_pid")"
+  off0="$(log_size "$tlog")"
   local load0 b0 b1 tf="$raw/$id.time"
   load0="$(cut -d' ' -f1-3 /proc/loadavg)"
   b0="$(busy_ticks)"
@@ -219,12 +228,13 @@ measure() {
   b1="$(busy_ticks)"
   # shellcheck disable=SC2086
   c1="$(cpu_ticks $t_pids)"
-  local n1 t1
+  local n1 t1 s1
   n1="$(cpu_ticks $(nginx_pids))"
   t1="$(cpu_ticks "$thumbd_pid")"
+  s1="$(cpu_ticks "$signed_pid")"
   stop_sampler
   sleep 0.3   # let thumbd's buffered request log flush this run's lines
-  off1="$(log_size)"
+  off1="$(log_size "$tlog")"
   {
     echo "round=$round"
     echo "mode=$mode"
@@ -235,12 +245,14 @@ measure() {
     echo "cpu_ticks=$((c1 - c0))"
     echo "nginx_cpu_ticks=$((n1 - n0))"
     echo "thumbd_cpu_ticks=$((t1 - t0))"
+    echo "signed_thumbd_cpu_ticks=$((s1 - s0))"
     echo "clk_tck=$clk_tck"
     echo "loadavg_before=$load0"
     echo "machine_busy_ticks=$((b1 - b0))"
     echo "command_cpu_seconds=$(awk '{print $1 + $2}' "$tf" 2>/dev/null)"
     echo "thumbd_peak_rss_kb=$(cat "$raw/$id.rss" 2>/dev/null || echo)"
-    echo "thumbd_log_counts=$(log_counts "$off0" "$off1")"
+    echo "rss_pid=$rss_pid"
+    echo "thumbd_log_counts=$(log_counts "$off0" "$off1" "$tlog")"
   } >"$meta"
   echo "$id" >>"$runs_list"
   [ "$rc" = 0 ] || log "  $id exited $rc (see $raw/$id.err)"
@@ -300,9 +312,13 @@ wait_http "$origin/${names[0]}" || die "nginx did not come up (see $work/nginx/l
 # ---------------------------------------------------------------- thumbd
 log "thumbd on 127.0.0.1:$THUMBD_PORT ${THUMBD_BENCH_ENV:+(env $THUMBD_BENCH_ENV)}"
 # --workers given explicitly: the floor (and thumbd-bench) run the same number of threads
-thumbd_cmd=("$work/bin/thumbd" --cache-bytes "$CACHE_BYTES" --workers "$WORKERS" --allow-loopback-sources --port "$THUMBD_PORT")
+thumbd_flags=(--cache-bytes "$CACHE_BYTES" --workers "$WORKERS" --allow-loopback-sources)
 # shellcheck disable=SC2206
-[ -n "$THUMBD_EXTRA_ARGS" ] && thumbd_cmd+=($THUMBD_EXTRA_ARGS)
+[ -n "$THUMBD_EXTRA_ARGS" ] && thumbd_flags+=($THUMBD_EXTRA_ARGS)
+thumbd_cmd=("$work/bin/thumbd" "${thumbd_flags[@]}" --port "$THUMBD_PORT")
+# the second thumbd (signed-hit mode): the same flags on its own port, plus the signing key
+signed_cmd=("$work/bin/thumbd" "${thumbd_flags[@]}" --port "$SIGNED_PORT" --signing-keys "$SIGNING_KEY")
+signed_pid=""
 : >"$work/thumbd.log"
 # shellcheck disable=SC2086
 env $THUMBD_BENCH_ENV "${thumbd_cmd[@]}" 2>>"$work/thumbd.log" >/dev/null &
@@ -310,6 +326,15 @@ thumbd_pid=$!
 pids+=("$thumbd_pid")
 thumbd="http://127.0.0.1:$THUMBD_PORT"
 wait_http "$thumbd/healthz" || die "thumbd did not come up (see $work/thumbd.log)"
+
+log "signed thumbd (--signing-keys) on 127.0.0.1:$SIGNED_PORT"
+: >"$work/thumbd-signed.log"
+# shellcheck disable=SC2086
+env $THUMBD_BENCH_ENV "${signed_cmd[@]}" 2>>"$work/thumbd-signed.log" >/dev/null &
+signed_pid=$!
+pids+=("$signed_pid")
+signed="http://127.0.0.1:$SIGNED_PORT"
+wait_http "$signed/healthz" || die "the signed thumbd did not come up (see $work/thumbd-signed.log)"
 
 # ---------------------------------------------------------------- hit mode preparation
 log "warming w=$HIT_WIDTH for ${#names[@]} images, saving the thumbnails as nginx static files"
@@ -341,6 +366,37 @@ for n in "${names[@]}"; do
 done
 rm -f "$work/static/.headers"
 [ -s "$work/lists/hit-thumbd.txt" ] || die "no thumbnail could be made (see $work/thumbd.log)"
+
+# signed hit: every hit path signed for the second thumbd, warmed twice (the second must be a hit
+# with the bytes nginx serves, i.e. the unsigned thumbd's)
+log "signing and warming ${#names[@]} signed hit URLs on the signed thumbd"
+: >"$work/lists/hit-signed.txt"
+while read -r p; do
+  sp="$("$work/bin/thumbd" sign --key "$SIGNING_KEY" "$p" </dev/null)" || die "thumbd sign failed for $p"
+  [ -n "$sp" ] || die "thumbd sign printed nothing for $p"
+  echo "$sp" >>"$work/lists/hit-signed.txt"
+done <"$work/lists/hit-thumbd.txt"
+signed_warm_fail=0
+signed_check() {   # URL STATIC_PATH WHICH: one GET; 0 if 200 (and, for WHICH=2, a hit with nginx's bytes)
+  local out="$work/static/.signed" hdr="$work/static/.signed-headers" code
+  code="$(curl -sS -o "$out" -D "$hdr" -w '%{http_code}' "$1")" || code=000
+  if [ "$code" != 200 ]; then log "  signed warm-up $3 of $2: HTTP $code"; return 1; fi
+  if [ "$3" = 2 ]; then
+    grep -qi '^x-cache: *hit' "$hdr" || { log "  signed $2: second request was not a cache hit"; return 1; }
+    cmp -s "$out" "$work$2" || { log "  signed $2: bytes differ from the static file"; return 1; }
+  fi
+  return 0
+}
+while IFS=$'\t' read -r sp s; do
+  if ! signed_check "$signed$sp" "$s" 1 || ! signed_check "$signed$sp" "$s" 2; then
+    signed_warm_fail=$((signed_warm_fail + 1))
+  fi
+done < <(paste "$work/lists/hit-signed.txt" "$work/lists/hit-nginx.txt")
+rm -f "$work/static/.signed" "$work/static/.signed-headers"
+# the signed instance must really check: the unsigned target is refused (403)
+unsigned_code="$(curl -sS -o /dev/null -w '%{http_code}' "$signed$(head -1 "$work/lists/hit-thumbd.txt")")" || unsigned_code=000
+[ "$unsigned_code" = 403 ] || log "  the signed thumbd answered an unsigned URL with HTTP $unsigned_code (expected 403)"
+
 ab_thumbd_path="$(head -1 "$work/lists/hit-thumbd.txt")"
 ab_nginx_path="$(head -1 "$work/lists/hit-nginx.txt")"
 wrk_hit=(wrk -t"$WRK_THREADS" -d"${HIT_SECONDS}s" --timeout 10s --latency -s "$bench/lua/cycle.lua")
@@ -359,6 +415,10 @@ rewarm_hits() {
     curl -fsS -o "$out" "$thumbd$p" || log "  re-warm failed: $p"
     cmp -s "$out" "$work${s}" || log "  re-warm: $p now differs from $s"
   done
+  paste "$work/lists/hit-signed.txt" "$work/lists/hit-nginx.txt" | while IFS=$'\t' read -r p s; do
+    curl -fsS -o "$out" "$signed$p" || log "  signed re-warm failed: $p"
+    cmp -s "$out" "$work${s}" || log "  signed re-warm: $p now differs from $s"
+  done
   rm -f "$out"
 }
 runtag="$(date +%s)"
@@ -374,6 +434,11 @@ for round in 1 2; do
     measure "$round" "hit-c$c" nginx "r$round-hit-c$c-nginx" -- \
       "${wrk_hit[@]}" -c"$c" "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
   done
+  # signed hit: the second thumbd (--signing-keys), every request with a valid &sig=
+  measure "$round" signed-hit-c8 thumbd-signed "r$round-signed-hit-c8-thumbd-signed" -- \
+    "${wrk_hit[@]}" -c8 "$signed" -- "$work/lists/hit-signed.txt"
+  measure "$round" signed-hit-c8 nginx "r$round-signed-hit-c8-nginx" -- \
+    "${wrk_hit[@]}" -c8 "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
   measure "$round" ab thumbd "r$round-ab-thumbd" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "$thumbd$ab_thumbd_path"
   measure "$round" ab nginx "r$round-ab-nginx" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
 
@@ -405,6 +470,8 @@ bench_end="$(date +%s)"
 thumbd_hwm_kb="$(vm_kb "$thumbd_pid" VmHWM)"
 thumbd_rss_end_kb="$(vm_kb "$thumbd_pid" VmRSS)"
 kill -0 "$thumbd_pid" 2>/dev/null || die "thumbd is gone (see $work/thumbd.log)"
+signed_hwm_kb="$(vm_kb "$signed_pid" VmHWM 2>/dev/null || true)"
+kill -0 "$signed_pid" 2>/dev/null || die "the signed thumbd is gone (see $work/thumbd-signed.log)"
 
 # ---------------------------------------------------------------- environment + report
 cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
@@ -426,6 +493,8 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "floor_built=$([ -x "$work/bin/floor" ] && echo yes || echo no)"
   echo "commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)$(git -C "$repo" diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' (+ uncommitted changes in Sources/)')"
   echo "thumbd_cmd=${THUMBD_BENCH_ENV:+env $THUMBD_BENCH_ENV }${thumbd_cmd[*]/#$work/bench/work} (log-requests: default true)"
+  echo "signed_cmd=${THUMBD_BENCH_ENV:+env $THUMBD_BENCH_ENV }${signed_cmd[*]/#$work/bench/work}"
+  echo "signed_port=$SIGNED_PORT"
   echo "thumbd_bench_env=${THUMBD_BENCH_ENV:-(none)}"
   echo "nginx_workers=$NGINX_WORKERS"
   echo "nginx_worker_count=$(ps -o pid= --ppid "$nginx_pid" | wc -l)"
@@ -444,6 +513,10 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "corpus_images=${#names[@]}"
   echo "hit_images=$(wc -l <"$work/lists/hit-thumbd.txt")"
   echo "warm_failures=$warm_fail"
+  echo "signed_hit_images=$(wc -l <"$work/lists/hit-signed.txt")"
+  echo "signed_warm_failures=$signed_warm_fail"
+  echo "signed_unsigned_status=$unsigned_code"
+  echo "signed_vmhwm_kb=$signed_hwm_kb"
   echo "ab_thumbd_url=$thumbd$ab_thumbd_path"
   echo "ab_nginx_url=http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
   echo "thumbd_vmhwm_kb=$thumbd_hwm_kb"
@@ -455,9 +528,12 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "thumbd_binary_mtime=$(date -u -r "$work/bin/thumbd" +%Y-%m-%dT%H:%M:%SZ)"
   echo "thumbd_log_counts=$(log_counts 0 "$(log_size)")"
   echo "thumbd_log_other=$(grep -v ' route=' "$work/thumbd.log" | grep -c . || true)"
+  echo "signed_log_counts=$(log_counts 0 "$(log_size "$work/thumbd-signed.log")" "$work/thumbd-signed.log")"
+  echo "signed_log_other=$(grep -v ' route=' "$work/thumbd-signed.log" | grep -c . || true)"
   echo "nginx_error_lines=$(grep -c . "$work/nginx/logs/error.log" || true)"
 } >"$raw/env.txt"
 grep -v ' route=' "$work/thumbd.log" | head -20 >"$raw/thumbd-other-log-lines.txt" || true
+grep -v ' route=' "$work/thumbd-signed.log" | head -20 >"$raw/thumbd-signed-other-log-lines.txt" || true
 
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 report="$bench/results/$stamp.md"
