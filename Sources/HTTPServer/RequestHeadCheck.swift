@@ -57,7 +57,14 @@ enum RequestHeadCheck {
 
     /// A request target as sent: not empty, visible ASCII only.
     static func isTarget(_ target: some Collection<UInt8>) -> Bool {
-        !target.isEmpty && target.allSatisfy(isTargetByte)
+        // Checked on every request: over contiguous bytes when the collection has them (a native
+        // String's UTF-8 view does), not through the generic iterator.
+        if let verdict = target.withContiguousStorageIfAvailable({ bytes in
+            !bytes.isEmpty && bytes.allSatisfy(isTargetByte)
+        }) {
+            return verdict
+        }
+        return !target.isEmpty && target.allSatisfy(isTargetByte)
     }
 
     static func check(_ bytes: UnsafeRawBufferPointer, limits: HeadLimits) -> Verdict {

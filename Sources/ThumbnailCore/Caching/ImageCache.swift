@@ -193,17 +193,17 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     private func touch(_ node: Node, _ state: inout State) {
         let promote = node.segment == .probation && node.key.kind == .variant && node.cost <= protectedCapacity
         let target: Segment = promote ? .protected : node.segment
-        if node.segment == target, Self.list(target, state).newest === node { return }
+        if node.segment == target {
+            // Already the most recent of its segment: nothing to move (the common case of a hot entry).
+            let newest = target == .probation ? state.probation.newest : state.protected.newest
+            if newest === node { return }
+        }
         Self.unlink(node, &state)
         Self.push(node, target, &state)
         while state.protected.bytes > protectedCapacity, let demoted = state.protected.oldest {
             Self.unlink(demoted, &state)
             Self.push(demoted, .probation, &state)
         }
-    }
-
-    private static func list(_ segment: Segment, _ state: borrowing State) -> List {
-        segment == .probation ? state.probation : state.protected
     }
 
     /// Unlinks a node already removed from `nodes` and takes it off the accounting.
