@@ -46,6 +46,7 @@ import ThumbnailCore
             metadata, h.thumb("/missing"), h.thumb("/big"), h.thumb("/text"), h.thumb("/bomb.png"), h.thumb("/boom"),
         ] {
             record("/thumb", "GET", try await h.get(target))
+            record("/thumb", "HEAD", try await h.get(target, method: "HEAD"))
         }
         record(
             "/prefetch", "POST",
@@ -99,6 +100,7 @@ import ThumbnailCore
         async let holding = busy.get(busy.thumb("/hang"))
         #expect(await Harness.eventually { busy.app.pipeline.metrics.workers.admitted == 1 })
         record("/thumb", "GET", try await busy.get(busy.thumb("/other")))
+        record("/thumb", "HEAD", try await busy.get(busy.thumb("/other2"), method: "HEAD"))
         record(
             "/prefetch", "POST",
             try await busy.get("/prefetch?url=\(Harness.encode(busy.origin.url("/x")))", method: "POST"))
