@@ -125,7 +125,7 @@ func makePipeline(
     FakePipeline(
         cache: ImageCache<FakePipeline.Entry>(budget: budget),
         workers: WorkerPool(workers: workers, queueCapacity: queue),
-        fetcher: fetcher, imaging: imaging, limits: .init(maxSourcePixels: maxSourcePixels)
+        fetcher: fetcher, imaging: imaging, limits: .init(maxSourcePixels: maxSourcePixels, errorTTL: .seconds(3600))
     ) { image, _ in
         "prepared " + String(decoding: image.bytes.array, as: UTF8.self)
     }
