@@ -139,9 +139,10 @@ extension ThumbnailPipeline {
         }
     }
 
-    /// Waits (bounded; not a timing assertion) until `condition` holds of the metrics.
+    /// Waits (bounded, generously: a loaded 2-core CI machine is slow; not a timing assertion)
+    /// until `condition` holds of the metrics.
     func eventually(_ condition: (PipelineMetrics) -> Bool) async -> Bool {
-        for _ in 0..<1000 {
+        for _ in 0..<12_000 {
             if condition(metrics) { return true }
             try? await Task.sleep(for: .milliseconds(5))
         }

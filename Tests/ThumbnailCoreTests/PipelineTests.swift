@@ -207,7 +207,7 @@ import Testing
         for (index, ticket) in tickets.enumerated() { ticket.run { order.append(index < 3 ? "bg" : "fg") } }
         gate.signal()
         // Bounded wait for the queue to drain (not a timing assertion).
-        for _ in 0..<1000 where pool.statistics.admitted > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<12_000 where pool.statistics.admitted > 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(pool.statistics.admitted == 0)
         #expect(order.entries == ["fg", "fg", "fg", "bg", "bg", "bg"])
     }
@@ -225,7 +225,7 @@ import Testing
         }
         // Bounded wait (not a timing assertion): the worker drops its local reference right after
         // the job returns, a moment after `admitted` reaches 0.
-        for _ in 0..<500 where weakPayloads.contains(where: { $0.object != nil }) || pool.statistics.admitted > 0 {
+        for _ in 0..<6_000 where weakPayloads.contains(where: { $0.object != nil }) || pool.statistics.admitted > 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(pool.statistics.admitted == 0)
