@@ -76,9 +76,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         return variant
     }
 
-    /// Finds or makes the variant. `completion` runs once, on any thread.
+    /// Finds or makes the variant. `completion` runs once, on any thread (at once, on the caller's,
+    /// for a hit). With `onlyIfCached`, a miss is answered `notCached` without any work.
     public func thumbnail(
-        _ request: ThumbnailRequest, priority: WorkerPool.Priority = .interactive,
+        _ request: ThumbnailRequest, priority: WorkerPool.Priority = .interactive, onlyIfCached: Bool = false,
         completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) {
         guard let spec = request.spec else {
@@ -88,6 +89,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         let key = CacheKey.variant(request.source, spec)
         if let hit = cachedVariant(key) {
             completion(.success(hit), .hit)
+            return
+        }
+        if onlyIfCached {
+            completion(.failure(ThumbnailError(.notCached)), .miss)
             return
         }
         if let failure = failures.failure(of: request.source) {

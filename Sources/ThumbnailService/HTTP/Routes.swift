@@ -192,13 +192,9 @@ final class Routes: Sendable {
             // Only targets that passed every check above are remembered (with their `exp`).
             memo.remember(exchange.request.target, key: key, expires: request.expires)
         }
-        if let key = request.variantKey, let hit = pipeline.cachedVariant(key) {
-            return answer(exchange, request, hit, outcome: .hit)
-        }
-        if Self.onlyIfCached(exchange.request.header("cache-control")) {
-            return fail(exchange, ThumbnailError(.notCached), cache: "miss")
-        }
-        pipeline.thumbnail(request) { [self, request] result, outcome in
+        // One cache lookup: a hit is answered at once, on this thread, through the same completion.
+        let onlyIfCached = Self.onlyIfCached(exchange.request.header("cache-control"))
+        pipeline.thumbnail(request, onlyIfCached: onlyIfCached) { [self, request] result, outcome in
             switch result {
             case .success(let image): answer(exchange, request, image, outcome: outcome)
             case .failure(let error): fail(exchange, error, cache: outcome.rawValue)
