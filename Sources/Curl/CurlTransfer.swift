@@ -22,6 +22,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var bodyTooLarge = false
     private var refusedAddresses = 0
     private var allowedAddresses = 0
+    /// The request's extra header lines, as libcurl needs them for the whole transfer (freed in
+    /// `cleanUp`, after the easy handle that points at them).
+    private var headerList: UnsafeMutablePointer<curl_slist>?
 
     init(
         request: CurlTransferRequest,
@@ -34,6 +37,7 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         // Normally done on the I/O thread by `cleanUp()`; this is only the safety net.
         if let easy { curl_easy_cleanup(easy) }
+        curl_slist_free_all(headerList)
     }
 
     /// Creates and configures the easy handle. On failure, the error to complete with.
@@ -80,6 +84,18 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_USERAGENT, request.userAgent)
         // "" = every encoding this libcurl decodes; nil = none, and no decoding.
         set(CURLOPT_ACCEPT_ENCODING, request.acceptEncoding ? "" : nil)
+        if code == CURLE_OK, !request.headers.isEmpty {
+            for line in request.headers {
+                guard line.contains(":"), !line.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
+                    return .invalidURL
+                }
+                guard let appended = curl_slist_append(headerList, line) else {
+                    return .failed(code: Int(CURLE_OUT_OF_MEMORY.rawValue))
+                }
+                headerList = appended
+            }
+            if let headerList { set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList)) }
+        }
         set(CURLOPT_PRIVATE, pointer: context)
         set(CURLOPT_WRITEDATA, pointer: context)
         set(CURLOPT_OPENSOCKETDATA, pointer: context)
@@ -112,12 +128,41 @@ final class CurlTransfer: @unchecked Sendable {
                 contentType: Self.string(easy, CURLINFO_CONTENT_TYPE),
                 redirectURL: Self.string(easy, CURLINFO_REDIRECT_URL),
                 body: body,
-                primaryIP: Self.string(easy, CURLINFO_PRIMARY_IP) ?? ""))
+                primaryIP: Self.string(easy, CURLINFO_PRIMARY_IP) ?? "",
+                headers: responseHeaders(easy)))
     }
 
     func cleanUp() {
         if let easy { curl_easy_cleanup(easy) }
         easy = nil
+        curl_slist_free_all(headerList)
+        headerList = nil
+    }
+
+    /// The asked-for response headers of the last response (one transfer is one request: the
+    /// caller follows redirects itself), bounded in length and count.
+    private func responseHeaders(_ easy: UnsafeMutableRawPointer) -> [String: [String]] {
+        var found: [String: [String]] = [:]
+        for name in request.responseHeaders {
+            let key = name.lowercased()
+            var values: [String] = []
+            var index = 0
+            var amount = 1
+            while index < min(amount, request.maxResponseHeaderCount) {
+                var header: UnsafeMutablePointer<curl_header>?
+                guard curl_easy_header(easy, key, index, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
+                    let header, let value = header.pointee.value
+                else { break }
+                amount = header.pointee.amount
+                index += 1
+                guard strnlen(value, request.maxResponseHeaderBytes + 1) <= request.maxResponseHeaderBytes else {
+                    continue
+                }
+                values.append(String(cString: value))
+            }
+            if !values.isEmpty { found[key] = values }
+        }
+        return found
     }
 
     // MARK: Callbacks (I/O thread)

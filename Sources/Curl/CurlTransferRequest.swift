@@ -13,6 +13,17 @@ public struct CurlTransferRequest: Sendable {
     /// Sends `Accept-Encoding` for every encoding libcurl can decode (gzip, deflate, br) and
     /// decodes the body. Default: `true`.
     public var acceptEncoding: Bool = true
+    /// Extra request header lines (`If-None-Match: "abc"`). A line with a CR, LF or NUL, or without
+    /// a colon, fails the transfer with ``CurlTransferError/invalidURL`` before anything is sent:
+    /// header injection is refused here whatever the caller checked.
+    public var headers: [String] = []
+    /// Response headers to report (names, case-insensitive), each in ``CurlTransferResult/headers``
+    /// under its lower-cased name, every occurrence in order.
+    public var responseHeaders: [String] = []
+    /// Longest value reported per header occurrence, and most occurrences per name: an origin's
+    /// headers are hostile, so what is kept of them is bounded. Longer values are dropped whole.
+    public var maxResponseHeaderBytes = 1024
+    public var maxResponseHeaderCount = 8
     /// Called on the I/O thread after DNS and before connect, for every new connection (a pooled
     /// connection was checked when it was opened). Returning `false` refuses the socket.
     /// Must be fast and must not block.

@@ -7,6 +7,9 @@ public struct PipelineMetrics: Sendable, Equatable {
     public var renders: Renders
     /// Requests that joined work another request had started (variant coalescing).
     public var coalesced: Int
+    /// Requests answered with a stale entry (while it was revalidated, or because revalidation
+    /// failed).
+    public var servedStale = 0
 
     public struct Fetches: Sendable, Equatable {
         /// Source fetches started (after coalescing: one per source however many asked).
@@ -18,6 +21,12 @@ public struct PipelineMetrics: Sendable, Equatable {
         public var bytes = 0
         /// Requests answered with a remembered failure instead of a fetch (negative caching).
         public var remembered = 0
+        /// Conditional fetches of stale sources started (after coalescing: one per source at a time).
+        public var revalidations = 0
+        /// Revalidations that found the source unchanged (a 304, or the same bytes again).
+        public var notModified = 0
+        /// Revalidations that brought different bytes (the old original and all made from it dropped).
+        public var changed = 0
 
         public init() {}
     }

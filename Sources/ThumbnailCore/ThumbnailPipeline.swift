@@ -21,6 +21,11 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         case coalesced
         /// Answered with a remembered origin failure (negative caching), without a fetch.
         case negative
+        /// Answered from a stale entry: while its revalidation runs (stale-while-revalidate), or
+        /// because the revalidation failed (stale-if-error).
+        case stale
+        /// The entry was stale; its origin said it had not changed, so it was renewed and served.
+        case revalidated
     }
 
     public struct Limits: Sendable {
@@ -29,33 +34,69 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         /// How long an origin's failure for a source is remembered and answered without a fetch;
         /// zero turns negative caching off.
         public var errorTTL: Duration
+        /// How long originals (and all made from them) stay fresh, and may be served stale.
+        public var freshness: FreshnessPolicy
+        /// The longest lifetime a prepared variant may promise downstream caches (the service's
+        /// `--cache-max-age`); it never promises more than its original's remaining freshness.
+        public var maxPromisedLifetime: Duration
 
-        public init(maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10)) {
+        public init(
+            maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10),
+            freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400)
+        ) {
             self.maxSourcePixels = maxSourcePixels
             self.errorTTL = errorTTL
+            self.freshness = freshness
+            self.maxPromisedLifetime = maxPromisedLifetime
         }
     }
 
-    private let cache: any ImageCaching<Entry>
-    private let workers: WorkerPool
-    private let fetcher: any ImageFetching
-    private let renderer: ThumbnailRenderer<Imaging>
-    private let prepare: @Sendable (EncodedImage, UInt64) -> Prepared
-    private let failures: FailedFetches
-    private let variantFlights = Flights<Variant>()
-    private let sourceFlights = Flights<ImageBytes>()
-    /// Miss-path counters only: a hit counts inside the cache's own lock.
-    private let counters = Mutex<(fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int)>(
-        (.init(), .init(), 0))
+    /// A fetched original and its freshness.
+    struct Original: Sendable {
+        let bytes: ImageBytes
+        let freshness: SourceFreshness
+    }
 
-    /// `prepare` runs once per stored variant, on the worker that made it. `now` is the clock
-    /// remembered failures expire by (tests move it).
+    /// What a revalidation found.
+    enum Revalidation: Sendable {
+        /// Unchanged: the same freshness record now runs later, for everything made from it.
+        case renewed
+        /// Changed (or not to be kept): the old original and everything made from it are gone.
+        case replaced
+    }
+
+    let cache: any ImageCaching<Entry>
+    private let workers: WorkerPool
+    let fetcher: any ImageFetching
+    private let renderer: ThumbnailRenderer<Imaging>
+    private let prepare: @Sendable (EncodedImage, UInt64, Duration) -> Prepared
+    let failures: FailedFetches
+    let policy: FreshnessPolicy
+    private let maxPromisedLifetime: Duration
+    let now: @Sendable () -> ContinuousClock.Instant
+    let variantFlights = Flights<Variant>()
+    let sourceFlights = Flights<Original>()
+    /// One revalidation per source at a time (keyed by the source's original key).
+    let revalidations = Flights<Revalidation>()
+    /// Miss-path counters only: a hit counts inside the cache's own lock.
+    let counters = Mutex<
+        (fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int, stale: Int)
+    >(
+        (.init(), .init(), 0, 0))
+
+    /// `prepare` runs once per stored variant (on the worker that made it), and again when a
+    /// variant's promise must shrink or a stale one is served; its `Duration` is the lifetime the
+    /// prepared form may promise downstream (whole seconds, zero for a stale or unkept variant).
+    /// `now` is the clock freshness and remembered failures run by (tests move it).
     public init(
         cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
         limits: Limits = Limits(), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        prepare: @escaping @Sendable (EncodedImage, UInt64) -> Prepared
+        prepare: @escaping @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
+        self.policy = limits.freshness
+        self.maxPromisedLifetime = limits.maxPromisedLifetime
+        self.now = now
         self.cache = cache
         self.workers = workers
         self.fetcher = fetcher
@@ -65,14 +106,21 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
 
     /// Every counter, as one value.
     public var metrics: PipelineMetrics {
-        let (fetches, renders, coalesced) = counters.withLock { $0 }
-        return PipelineMetrics(
+        let (fetches, renders, coalesced, stale) = counters.withLock { $0 }
+        var metrics = PipelineMetrics(
             cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
+        metrics.servedStale = stale
+        return metrics
     }
 
-    /// The hit path: a cached variant, or nil. Cheap, synchronous, no queue, no copy; one lock.
+    /// The hit path: a cached variant whose prepared form is still true (fresh, and promising no
+    /// more than its original's remaining freshness), or nil — then `thumbnail` decides (renew
+    /// the promise, revalidate, serve stale). Cheap, synchronous, no queue, no copy; one lock and
+    /// one clock read.
     public func cachedVariant(_ key: CacheKey) -> Variant? {
-        guard case .variant(let variant) = cache.value(forKey: key) else { return nil }
+        guard case .variant(let variant) = cache.value(forKey: key), now() < variant.preparedValidUntil else {
+            return nil
+        }
         return variant
     }
 
@@ -87,8 +135,15 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             return
         }
         let key = CacheKey.variant(request.source, spec)
-        if let hit = cachedVariant(key) {
-            completion(.success(hit), .hit)
+        if case .variant(let cached) = cache.value(forKey: key) {
+            let now = now()
+            if now < cached.preparedValidUntil {
+                completion(.success(cached), .hit)
+            } else if cached.freshness.isFresh(at: now) {
+                completion(.success(renewPromise(cached, key, at: now)), .hit)
+            } else {
+                answerStale(cached, request, key, priority: priority, onlyIfCached: onlyIfCached, completion)
+            }
             return
         }
         if onlyIfCached {
@@ -99,6 +154,19 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             counters.withLock { $0.fetches.remembered += 1 }
             completion(.failure(failure), .negative)
             return
+        }
+        make(request, spec, key, priority: priority, allowStale: false, completion)
+    }
+
+    /// The miss path: makes the variant, from a cached decoded copy or the original (fetched once
+    /// however many ask). A stale original is revalidated first — in the background while within
+    /// stale-while-revalidate, else before anything is made from it.
+    func make(
+        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, priority: WorkerPool.Priority,
+        allowStale: Bool, _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
+    ) {
+        if !allowStale, let freshness = cachedFreshness(of: request.source), !freshness.isFresh(at: now()) {
+            guard revalidateBeforeMaking(request, spec, key, priority: priority, freshness, completion) else { return }
         }
         let started = Atomic<Bool>(false)
         let leader = variantFlights.join(key) { result in
@@ -119,12 +187,12 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             return
         }
         let copyKey = CacheKey.decoded(request.source)
-        if case .decoded(let copy) = cache.value(forKey: copyKey), copy.canServe(spec) {
+        if case .decoded(let copy, let freshness) = cache.value(forKey: copyKey), copy.canServe(spec) {
             // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
             ticket.run { [self] in
                 store(
                     render(\.fromCopy) { () throws(ThumbnailError) in try renderer.render(decoded: copy, spec: spec) },
-                    key)
+                    key, freshness)
             } then: { [self] result in
                 variantFlights.complete(key, with: result)
             }
@@ -135,25 +203,27 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             case .failure(let error):
                 ticket.release()
                 variantFlights.complete(key, with: .failure(error))
-            case .success(let bytes):
+            case .success(let original):
+                let bytes = original.bytes
+                let freshness = original.freshness
                 ticket.run { [self] in
                     guard wasCached else {
                         // The first size of this source: streamed, nothing else kept.
                         return store(
                             render(\.fromOriginal) { () throws(ThumbnailError) in
                                 try renderer.render(original: bytes, spec: spec)
-                            }, key)
+                            }, key, freshness)
                     }
                     // Asked for before: this is a further size, so a reusable copy will pay.
                     let made = Result { () throws(ThumbnailError) in
                         try renderer.renderKeepingCopy(original: bytes, spec: spec)
                     }
                     if case .success(let (_, copy?)) = made {
-                        variantFlights.storeUnlessStale(key) { keep(copy, forKey: copyKey) }
+                        variantFlights.storeUnlessStale(key) { keep(copy, freshness, forKey: copyKey) }
                     }
                     let counter: WritableKeyPath<PipelineMetrics.Renders, Int> =
                         (try? made.get().copy) != nil ? \.copiesMade : \.fromOriginal
-                    return store(render(counter) { () throws(ThumbnailError) in try made.get().image }, key)
+                    return store(render(counter) { () throws(ThumbnailError) in try made.get().image }, key, freshness)
                 } then: { [self] result in
                     variantFlights.complete(key, with: result)
                 }
@@ -175,24 +245,59 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         return result
     }
 
-    /// Caches a made thumbnail under its variant key, with the host's prepared form.
-    private func store(_ result: Result<EncodedImage, ThumbnailError>, _ key: CacheKey) -> Result<
-        Variant, ThumbnailError
-    > {
+    /// Caches a made thumbnail under its variant key, with the host's prepared form (unless its
+    /// original is not to be kept).
+    private func store(
+        _ result: Result<EncodedImage, ThumbnailError>, _ key: CacheKey, _ freshness: SourceFreshness
+    ) -> Result<Variant, ThumbnailError> {
         result.map { image in
-            let fingerprint = Variant.fingerprint(of: image.bytes)
-            let variant = Variant(image: image, fingerprint: fingerprint, prepared: prepare(image, fingerprint))
-            variantFlights.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
+            let variant = variant(image, Variant.fingerprint(of: image.bytes), freshness, at: now())
+            if freshness.isStorable {
+                variantFlights.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
+            }
             return variant
         }
     }
 
-    /// Keeps a decoded copy unless the cache already has a larger one of the same source.
-    private func keep(_ copy: DecodedSource<Imaging.Decoded>, forKey key: CacheKey) {
-        if case .decoded(let existing) = cache.peek(key), existing.width * existing.height >= copy.width * copy.height {
+    /// A variant with its prepared form, promising downstream caches at most the original's
+    /// remaining freshness: 7/8 of it (capped by `maxPromisedLifetime`, in whole seconds), so the
+    /// prepared form stays true — and hits serve it untouched — for the last eighth at least, and
+    /// is prepared again about log(remaining)/log(8/7) times per lifetime rather than per hit.
+    func variant(
+        _ image: EncodedImage, _ fingerprint: UInt64, _ freshness: SourceFreshness, at now: ContinuousClock.Instant
+    ) -> Variant {
+        let freshUntil = freshness.freshUntil
+        let remaining = freshUntil - now
+        var promise = Duration.zero
+        if freshness.isStorable && remaining > .zero {
+            promise = .seconds(min(maxPromisedLifetime, remaining - remaining / 8).components.seconds)
+        }
+        return Variant(
+            image: image, fingerprint: fingerprint, prepared: prepare(image, fingerprint, promise),
+            freshness: freshness, preparedValidUntil: freshness.isStorable ? freshUntil - promise : now)
+    }
+
+    /// A fresh variant whose promise no longer holds: prepared again with a shorter one, and put in
+    /// place of the old one in the cache (keeping its place in the LRU).
+    func renewPromise(_ cached: Variant, _ key: CacheKey, at now: ContinuousClock.Instant) -> Variant {
+        let renewed = variant(cached.image, cached.fingerprint, cached.freshness, at: now)
+        cache.replaceValue(.variant(renewed), forKey: key) { current in
+            guard case .variant(let current) = current else { return false }
+            return current.freshness === cached.freshness && current.fingerprint == cached.fingerprint
+        }
+        return renewed
+    }
+
+    /// Keeps a decoded copy unless the cache already has a larger one of the same source (or the
+    /// source is not to be kept).
+    private func keep(_ copy: DecodedSource<Imaging.Decoded>, _ freshness: SourceFreshness, forKey key: CacheKey) {
+        guard freshness.isStorable else { return }
+        if case .decoded(let existing, _) = cache.peek(key),
+            existing.width * existing.height >= copy.width * copy.height
+        {
             return
         }
-        cache.insert(.decoded(copy), forKey: key)
+        cache.insert(.decoded(copy, freshness), forKey: key)
     }
 
     /// Prefetch: admits the work now (or throws `queueFull`), then loads the original — and the
@@ -207,7 +312,11 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             thumbnail(request, priority: .background) { _, _ in }
             return
         }
-        if cache.peek(.original(request.source)) != nil { return }
+        if case .original(_, let freshness) = cache.peek(.original(request.source)) {
+            // Kept fresh in the background: no worker needed for a conditional fetch.
+            if !freshness.isFresh(at: now()) { revalidate(request.source, freshness) { _ in } }
+            return
+        }
         // A remembered failure: nothing to do until it expires.
         if failures.failure(of: request.source) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
@@ -219,8 +328,11 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     @discardableResult
     public func purge(_ source: SourceURL) -> CacheRemoval {
         failures.forget(source)
-        return variantFlights.markStale(source: source) {
-            sourceFlights.markStale(source: source) { cache.removeAll(of: source) }
+        // Lock order, here and in `replace`: revalidations, variant flights, source flights, cache.
+        return revalidations.markStale(source: source) {
+            variantFlights.markStale(source: source) {
+                sourceFlights.markStale(source: source) { cache.removeAll(of: source) }
+            }
         }
     }
 
@@ -231,21 +343,29 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     /// same time.
     private func original(
         _ source: SourceURL,
-        completion: @escaping @Sendable (_ result: Result<ImageBytes, ThumbnailError>, _ wasCached: Bool) -> Void
+        completion: @escaping @Sendable (_ result: Result<Original, ThumbnailError>, _ wasCached: Bool) -> Void
     ) {
         let key = CacheKey.original(source)
-        if case .original(let bytes) = cache.value(forKey: key) {
-            completion(.success(bytes), true)
+        if case .original(let bytes, let freshness) = cache.value(forKey: key) {
+            completion(.success(Original(bytes: bytes, freshness: freshness)), true)
             return
         }
         guard sourceFlights.join(key, { completion($0, false) }) else { return }
         counters.withLock { $0.fetches.started += 1 }
-        fetcher.fetch(source) { [self] result in
+        fetcher.fetch(source, revalidating: nil) { [self] answer in
+            let result = answer.flatMap { answer -> Result<Original, ThumbnailError> in
+                switch answer {
+                case .modified(let bytes, let directives):
+                    .success(Original(bytes: bytes, freshness: policy.freshness(directives, at: now())))
+                case .notModified:
+                    .failure(ThumbnailError(.originFailed, "not modified, to an unconditional fetch of \(source)"))
+                }
+            }
             counters.withLock { counters in
                 switch result {
-                case .success(let bytes):
+                case .success(let original):
                     counters.fetches.succeeded += 1
-                    counters.fetches.bytes += bytes.count
+                    counters.fetches.bytes += original.bytes.count
                 case .failure(let error):
                     counters.fetches.failed[error.code, default: 0] += 1
                 }
@@ -254,8 +374,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             case .success: failures.forget(source)
             case .failure(let error): failures.remember(error, of: source)
             }
-            if case .success(let bytes) = result {
-                sourceFlights.storeUnlessStale(key) { cache.insert(.original(bytes), forKey: key) }
+            if case .success(let original) = result, original.freshness.isStorable {
+                sourceFlights.storeUnlessStale(key) {
+                    cache.insert(.original(original.bytes, original.freshness), forKey: key)
+                }
             }
             sourceFlights.complete(key, with: result)
         }

@@ -21,10 +21,12 @@ public final class ThumbnailApp: Sendable {
     private let stopping = Atomic<Bool>(false)
 
     /// Builds everything; nothing listens until `start()`.
-    /// `now` (Unix seconds) is the wall clock signed URLs' `exp` is checked against; tests set it.
+    /// `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
+    /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both.
     public init(
         configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
-        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.configuration = configuration
         let log = RequestLog(enabled: configuration.logging.requests)
@@ -35,17 +37,24 @@ public final class ThumbnailApp: Sendable {
             policy: policy,
             limits: .init(
                 connectTimeout: configuration.fetch.connectTimeout, totalTimeout: configuration.fetch.timeout,
-                maxBytes: configuration.fetch.maxSourceBytes))
-        let cacheControl = "public, max-age=\(configuration.cache.maxAge.wholeSeconds)"
+                maxBytes: configuration.fetch.maxSourceBytes), now: now)
+        let freshness = configuration.freshness
         let pipeline = Pipeline(
             cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
             workers: WorkerPool(
                 workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity),
             fetcher: custom ?? fetcher, imaging: VipsImaging(),
             limits: .init(
-                maxSourcePixels: configuration.processing.maxSourcePixels, errorTTL: configuration.fetch.errorTTL)
-        ) { image, fingerprint in
-            HitResponses(image, fingerprint: fingerprint, cacheControl: cacheControl)
+                maxSourcePixels: configuration.processing.maxSourcePixels, errorTTL: configuration.fetch.errorTTL,
+                freshness: FreshnessPolicy(
+                    minimum: freshness.minSourceTTL, maximum: freshness.maxSourceTTL,
+                    fallback: freshness.defaultSourceTTL, staleWhileRevalidate: freshness.staleWhileRevalidate,
+                    staleIfError: freshness.staleIfError),
+                maxPromisedLifetime: configuration.cache.maxAge),
+            now: clock
+        ) { image, fingerprint, lifetime in
+            // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).
+            HitResponses(image, fingerprint: fingerprint, cacheControl: "public, max-age=\(lifetime.wholeSeconds)")
         }
         let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, now: now)
         var serverConfiguration = HTTPServerConfiguration()

@@ -40,26 +40,57 @@ final class Gate: Sendable {
 }
 
 /// A fetcher that answers from a table once its gate is open (at once by default), counting calls
-/// per URL.
+/// per URL. It behaves like an honest origin: every body carries an ETag made from its bytes and
+/// the table's `directives`, and a conditional fetch whose ETag still matches is answered "not
+/// modified". Tests change the table (`set`) to play an origin whose image changed or went away.
 final class FakeFetcher: ImageFetching {
-    let bodies: [String: Result<[UInt8], ThumbnailError>]
     let gate: Gate
-    private let calls = Mutex<[String: Int]>([:])
+    private let state:
+        Mutex<
+            (
+                bodies: [String: Result<[UInt8], ThumbnailError>], directives: OriginDirectives, calls: [String: Int],
+                conditional: [String: [SourceValidators]]
+            )
+        >
 
-    init(_ bodies: [String: Result<[UInt8], ThumbnailError>], gate: Gate = Gate(open: true)) {
-        self.bodies = bodies
+    init(
+        _ bodies: [String: Result<[UInt8], ThumbnailError>], gate: Gate = Gate(open: true),
+        directives: OriginDirectives = OriginDirectives()
+    ) {
         self.gate = gate
+        self.state = Mutex((bodies, directives, [:], [:]))
     }
 
-    func count(_ url: String) -> Int { calls.withLock { $0[url] ?? 0 } }
-    var total: Int { calls.withLock { $0.values.reduce(0, +) } }
+    func count(_ url: String) -> Int { state.withLock { $0.calls[url] ?? 0 } }
+    var total: Int { state.withLock { $0.calls.values.reduce(0, +) } }
+    /// The validators each conditional fetch of `url` carried, in order.
+    func conditionalFetches(_ url: String) -> [SourceValidators] { state.withLock { $0.conditional[url] ?? [] } }
 
-    func fetch(_ url: SourceURL, completion: @escaping @Sendable (Result<ImageBytes, ThumbnailError>) -> Void) {
+    /// What the origin answers for `url` from now on.
+    func set(_ url: String, _ answer: Result<[UInt8], ThumbnailError>) { state.withLock { $0.bodies[url] = answer } }
+    /// What its answers say about caching from now on (the ETag is always the fake's own).
+    func set(directives: OriginDirectives) { state.withLock { $0.directives = directives } }
+
+    static func etag(of bytes: [UInt8]) -> String { "\"" + bytes.map { String($0) }.joined(separator: "-") + "\"" }
+
+    func fetch(
+        _ url: SourceURL, revalidating validators: SourceValidators?,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
         let key = url.description
-        calls.withLock { $0[key, default: 0] += 1 }
-        let answer = bodies[key] ?? .failure(ThumbnailError(.sourceNotFound))
+        let (answer, directives) = state.withLock { state in
+            state.calls[key, default: 0] += 1
+            if let validators { state.conditional[key, default: []].append(validators) }
+            return (state.bodies[key] ?? .failure(ThumbnailError(.sourceNotFound)), state.directives)
+        }
+        let fetched = answer.map { bytes -> FetchedSource in
+            var directives = directives
+            directives.validators.etag = Self.etag(of: bytes)
+            if let validators, validators.etag == directives.validators.etag { return .notModified(directives) }
+            return .modified(ImageBytes(bytes), directives)
+        }
         // Never on the caller's thread: a real fetch completes on curl's I/O thread.
-        gate.whenOpen { DispatchQueue.global().async { completion(answer.map { ImageBytes($0) }) } }
+        gate.whenOpen { DispatchQueue.global().async { completion(fetched) } }
     }
 }
 
@@ -126,7 +157,7 @@ func makePipeline(
         cache: ImageCache<FakePipeline.Entry>(budget: budget),
         workers: WorkerPool(workers: workers, queueCapacity: queue),
         fetcher: fetcher, imaging: imaging, limits: .init(maxSourcePixels: maxSourcePixels, errorTTL: .seconds(3600))
-    ) { image, _ in
+    ) { image, _, _ in
         "prepared " + String(decoding: image.bytes.array, as: UTF8.self)
     }
 }

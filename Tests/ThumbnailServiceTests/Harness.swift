@@ -12,6 +12,9 @@ final class Harness: Sendable {
 
     /// The service's wall clock (Unix seconds): real time unless a test sets it.
     let clock = TestClock()
+    /// The service's monotonic clock (freshness, remembered failures): stands still unless a test
+    /// moves it, so lifetimes and max-ages are exact.
+    let monotonic = MovableClock()
 
     init(
         routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1",
@@ -28,7 +31,8 @@ final class Harness: Sendable {
         configuration.server.shutdownGrace = .seconds(3)
         configure(&configuration)
         let clock = clock
-        app = ThumbnailApp(configuration: configuration, now: { clock.now })
+        let monotonic = monotonic
+        app = ThumbnailApp(configuration: configuration, now: { clock.now }, clock: { monotonic.now })
         try app.start()
     }
 
@@ -99,4 +103,14 @@ final class TestClock: Sendable {
     var now: Double { fixed.withLock { $0 } ?? Date().timeIntervalSince1970 }
 
     func set(_ seconds: Double) { fixed.withLock { $0 = seconds } }
+}
+
+/// A monotonic clock that moves only when a test moves it.
+final class MovableClock: Sendable {
+    private let offset = Mutex<Duration>(.zero)
+    private let start = ContinuousClock.now
+
+    var now: ContinuousClock.Instant { start.advanced(by: offset.withLock { $0 }) }
+
+    func advance(_ duration: Duration) { offset.withLock { $0 += duration } }
 }

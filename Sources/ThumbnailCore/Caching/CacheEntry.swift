@@ -1,33 +1,46 @@
 /// What the pipeline keeps under a `CacheKey`. `Decoded` is the image library's opaque decoded
 /// copy (Core never looks inside it); `Prepared` is whatever the host makes from a variant once,
 /// when it is stored (the HTTP layer's ready-made hit responses), so it lives and dies with the
-/// entry and is never kept past eviction.
+/// entry and is never kept past eviction. Every entry carries the freshness of the original it
+/// is (or was made from), shared by reference, so renewing the original renews them all.
 public enum CacheEntry<Decoded: Sendable, Prepared: Sendable>: CacheCosted {
-    case original(ImageBytes)
-    case decoded(DecodedSource<Decoded>)
+    case original(ImageBytes, SourceFreshness)
+    case decoded(DecodedSource<Decoded>, SourceFreshness)
     case variant(CachedVariant<Prepared>)
 
     public var payloadBytes: Int {
         switch self {
-        case .original(let bytes): bytes.count
-        case .decoded(let decoded): decoded.byteCount
+        case .original(let bytes, _): bytes.count
+        case .decoded(let decoded, _): decoded.byteCount
         case .variant(let variant): variant.image.bytes.count
         }
     }
 }
 
-/// An encoded thumbnail as cached: the image, a fingerprint of its bytes, and the host's prepared
-/// form of it.
+/// An encoded thumbnail as cached: the image, a fingerprint of its bytes, the host's prepared
+/// form of it, and the freshness of the original it was made from.
+///
+/// The prepared form promises downstream caches a lifetime (`Cache-Control: max-age` in the
+/// service) fixed when it was prepared; `preparedValidUntil` is the last instant at which that
+/// promise still ends before the original goes stale. Until then a hit serves it as is (one clock
+/// read, no lock, no allocation); after it the pipeline prepares it again with a shorter promise.
 public struct CachedVariant<Prepared: Sendable>: Sendable {
     public let image: EncodedImage
     /// 64-bit FNV-1a of the bytes: identical bytes, identical fingerprint, on every instance.
     public let fingerprint: UInt64
     public let prepared: Prepared
+    public let freshness: SourceFreshness
+    public let preparedValidUntil: ContinuousClock.Instant
 
-    public init(image: EncodedImage, fingerprint: UInt64, prepared: Prepared) {
+    public init(
+        image: EncodedImage, fingerprint: UInt64, prepared: Prepared, freshness: SourceFreshness,
+        preparedValidUntil: ContinuousClock.Instant
+    ) {
         self.image = image
         self.fingerprint = fingerprint
         self.prepared = prepared
+        self.freshness = freshness
+        self.preparedValidUntil = preparedValidUntil
     }
 
     /// FNV-1a of the bytes and their length. Not cryptographic: a validator, not a signature.

@@ -32,7 +32,8 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     private final class Node: @unchecked Sendable {
         let key: CacheKey
-        let value: Value
+        // Replaced in place (same cost) when a variant's prepared form is renewed.
+        var value: Value
         let cost: Int
         var segment = Segment.probation
         var newer: Node?
@@ -136,6 +137,19 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
             return node
         }
         withExtendedLifetime(removed) {}
+    }
+
+    @discardableResult
+    public func replaceValue(_ value: Value, forKey key: CacheKey, where isCurrent: (Value) -> Bool) -> Bool {
+        let old = state.withLock { state -> Value? in
+            guard let node = state.nodes[key], node.cost == Self.cost(of: value), isCurrent(node.value) else {
+                return nil
+            }
+            defer { node.value = value }
+            return node.value
+        }
+        // Released outside the lock, like everything the cache lets go of.
+        return withExtendedLifetime(old) { old != nil }
     }
 
     @discardableResult

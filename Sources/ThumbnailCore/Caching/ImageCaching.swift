@@ -16,6 +16,11 @@ public protocol ImageCaching<Value>: Sendable {
     /// Stores `value`, evicting to make room; false (nothing stored) when it alone is too large.
     @discardableResult func insert(_ value: Value, forKey key: CacheKey) -> Bool
     func removeValue(forKey key: CacheKey)
+    /// Puts `value` in place of the entry under `key`, keeping its place in the recency order,
+    /// when `isCurrent` accepts the entry there and the cost is the same; false otherwise.
+    @discardableResult func replaceValue(
+        _ value: Value, forKey key: CacheKey, where isCurrent: (Value) -> Bool
+    ) -> Bool
     /// Removes every entry of `source` (its original, decoded copy and all variants); returns
     /// how many and their cost.
     @discardableResult func removeAll(of source: SourceURL) -> CacheRemoval

@@ -5,6 +5,8 @@ import ThumbnailCore
 /// `ImageFetching` on libcurl: one I/O thread for every transfer (CurlMulti), redirects followed
 /// here hop by hop so each target is re-checked, the resolved address of every connection
 /// checked at connect time, the byte cap enforced while streaming, one deadline for all hops.
+/// A revalidation sends the stored validators on every hop and takes a 304 as "not modified";
+/// every answer's caching headers become its `OriginDirectives`.
 final class CurlImageFetcher: ImageFetching {
     struct Limits: Sendable {
         var connectTimeout: Duration
@@ -16,24 +18,33 @@ final class CurlImageFetcher: ImageFetching {
     private let multi: CurlMulti
     private let policy: SourcePolicy
     private let limits: Limits
+    /// Unix seconds, for an `Expires` that comes without a `Date`.
+    private let wallClock: @Sendable () -> Double
     static let userAgent = "thumbd/\(ThumbnailApp.version)"
 
-    init(policy: SourcePolicy, limits: Limits, maxConnections: Int = 64) {
+    init(policy: SourcePolicy, limits: Limits, maxConnections: Int = 64, now: @escaping @Sendable () -> Double) {
         self.multi = CurlMulti(maxConnections: maxConnections)
         self.policy = policy
         self.limits = limits
+        self.wallClock = now
     }
 
     func shutdown() { multi.shutdown() }
 
-    func fetch(_ url: SourceURL, completion: @escaping @Sendable (Result<ImageBytes, ThumbnailError>) -> Void) {
+    func fetch(
+        _ url: SourceURL, revalidating validators: SourceValidators?,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limits.totalTimeout / .nanoseconds(1))
-        hop(url, redirectsLeft: limits.maxRedirects, deadline: deadline, completion: completion)
+        var conditions: [String] = []
+        if let etag = validators?.etag { conditions.append("If-None-Match: \(etag)") }
+        if let date = validators?.lastModified { conditions.append("If-Modified-Since: \(date)") }
+        hop(url, redirectsLeft: limits.maxRedirects, deadline: deadline, conditions: conditions, completion: completion)
     }
 
     private func hop(
-        _ url: SourceURL, redirectsLeft: Int, deadline: UInt64,
-        completion: @escaping @Sendable (Result<ImageBytes, ThumbnailError>) -> Void
+        _ url: SourceURL, redirectsLeft: Int, deadline: UInt64, conditions: [String],
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
         do {
             try policy.check(url)
@@ -46,13 +57,15 @@ final class CurlImageFetcher: ImageFetching {
         }
         let remaining = Duration.nanoseconds(Int64(deadline - now))
         let policy = self.policy
-        let request = CurlTransferRequest(
+        var request = CurlTransferRequest(
             url: url.description, connectTimeout: min(limits.connectTimeout, remaining), totalTimeout: remaining,
             maxBodyBytes: limits.maxBytes, userAgent: Self.userAgent,
             allowConnection: { address in
                 guard let ip = IPAddress(bytes: address.bytes) else { return false }
                 return policy.allows(ip)
             })
+        request.headers = conditions
+        request.responseHeaders = OriginCacheHeaders.names
         multi.start(request) { [self] result in
             switch result {
             case .failure(let error):
@@ -64,7 +77,12 @@ final class CurlImageFetcher: ImageFetching {
                     guard body.count > 0, let pointer = body.pointer else {
                         return completion(.failure(ThumbnailError(.unsupportedSource, "empty body from \(url)")))
                     }
-                    completion(.success(ImageBytes(base: pointer, count: body.count, owner: body)))
+                    let directives = OriginCacheHeaders.directives(response.headers, now: wallClock())
+                    completion(
+                        .success(.modified(ImageBytes(base: pointer, count: body.count, owner: body), directives)))
+                case 304 where !conditions.isEmpty:
+                    completion(
+                        .success(.notModified(OriginCacheHeaders.directives(response.headers, now: wallClock()))))
                 case 301, 302, 303, 307, 308:
                     guard let location = response.redirectURL else {
                         return completion(
@@ -78,7 +96,9 @@ final class CurlImageFetcher: ImageFetching {
                         return completion(
                             .failure(ThumbnailError(.sourceNotAllowed, "redirect to \(location.prefix(200))")))
                     }
-                    hop(next, redirectsLeft: redirectsLeft - 1, deadline: deadline, completion: completion)
+                    hop(
+                        next, redirectsLeft: redirectsLeft - 1, deadline: deadline, conditions: conditions,
+                        completion: completion)
                 case 404, 410:
                     completion(
                         .failure(ThumbnailError(.sourceNotFound, "origin answered \(response.status) for \(url)")))

@@ -61,6 +61,21 @@ extension ServiceConfiguration {
         .seconds(
             "cache-max-age", \.cache.maxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds",
             wholeSeconds: true),
+        .seconds(
+            "min-source-ttl", \.freshness.minSourceTTL, 0...31_536_000,
+            "Shortest time a cached original stays fresh, whatever its origin said, seconds"),
+        .seconds(
+            "max-source-ttl", \.freshness.maxSourceTTL, 0...31_536_000,
+            "Longest time a cached original stays fresh, whatever its origin said, seconds"),
+        .seconds(
+            "default-source-ttl", \.freshness.defaultSourceTTL, 0...31_536_000,
+            "How long a cached original stays fresh when its origin says nothing, seconds"),
+        .seconds(
+            "stale-while-revalidate", \.freshness.staleWhileRevalidate, 0...31_536_000,
+            "How long past expiry a stale thumbnail is answered at once while it is revalidated, seconds"),
+        .seconds(
+            "stale-if-error", \.freshness.staleIfError, 0...31_536_000,
+            "How long past expiry a stale thumbnail is answered when revalidation fails, seconds"),
         .int("server-threads", \.server.threads, 1...256, "HTTP polling threads", derivedDefault: "cores"),
         .int("max-connections", \.server.maxConnections, 1...1_000_000, "Most simultaneous client connections"),
         .seconds(

@@ -7,6 +7,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var fetch = Fetch()
     public var processing = Processing()
     public var cache = Cache()
+    public var freshness = Freshness()
     public var access = Access()
     public var logging = Logging()
 
@@ -89,6 +90,23 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var bytes = MemoryLimit.defaultCacheBytes()
         /// `Cache-Control: public, max-age=` of thumbnails (whole seconds).
         public var maxAge: Duration = .seconds(86_400)
+    }
+
+    /// How long cached originals (and everything made from them) stay fresh, and how long a stale
+    /// one may still be served. An origin's `Cache-Control: s-maxage` / `max-age` (or `Expires`)
+    /// gives the lifetime, clamped to `minSourceTTL...maxSourceTTL`.
+    public struct Freshness: Sendable, Equatable {
+        /// Shortest lifetime, whatever the origin said: a hot source is revalidated at most this often.
+        public var minSourceTTL: Duration = .seconds(60)
+        /// Longest lifetime, however long the origin allowed: a replaced image shows within this.
+        public var maxSourceTTL: Duration = .seconds(7 * 86_400)
+        /// Lifetime when the origin says nothing.
+        public var defaultSourceTTL: Duration = .seconds(3600)
+        /// A stale entry is answered at once while it is revalidated, for this long past its expiry.
+        public var staleWhileRevalidate: Duration = .seconds(60)
+        /// When revalidation fails (connection error, 5xx, deadline), the stale entry is answered
+        /// instead of the error for this long past its expiry.
+        public var staleIfError: Duration = .seconds(86_400)
     }
 
     public struct Logging: Sendable, Equatable {
