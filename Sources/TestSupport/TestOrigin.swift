@@ -53,6 +53,13 @@ public final class TestOrigin: @unchecked Sendable {
         case gated(TestGate, Reply)
         /// Reads the request and never answers (until `stop()`).
         case hang
+        /// An origin that supports caching: 200 with the body and whichever of `ETag`,
+        /// `Last-Modified` and `Cache-Control` are given — or, when the request's `If-None-Match`
+        /// names the ETag (or, without one, its `If-Modified-Since` is the Last-Modified), 304
+        /// with those headers and no body, as RFC 9110 §13.1 has it.
+        case cacheable(
+            [UInt8], etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil,
+            contentType: String = "image/jpeg")
     }
 
     public struct SocketError: Error, CustomStringConvertible {
@@ -98,6 +105,13 @@ public final class TestOrigin: @unchecked Sendable {
 
     /// Every request seen so far, in arrival order.
     public var requests: [Request] { core.requests }
+
+    /// The conditional requests (with `If-None-Match` or `If-Modified-Since`) seen for `path`.
+    public func conditionalRequests(path: String) -> [Request] {
+        requests.filter {
+            $0.path == path && ($0.header("If-None-Match") != nil || $0.header("If-Modified-Since") != nil)
+        }
+    }
 
     /// Closes the listener and every connection (interrupting delays, trickles and hangs) and
     /// waits for all the origin's threads. Idempotent; also run by `deinit`. Must not be called

@@ -119,7 +119,7 @@ final class TestOriginCore: Sendable {
             if n <= 0 { break }
             remaining -= n
         }
-        respond(fd, handler(request))
+        respond(fd, handler(request), to: request)
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 
@@ -163,7 +163,7 @@ final class TestOriginCore: Sendable {
         return (request, buffer.count - (headEnd! + 4), max(declared, 0))
     }
 
-    private func respond(_ fd: Int32, _ reply: TestOrigin.Reply) {
+    private func respond(_ fd: Int32, _ reply: TestOrigin.Reply, to request: TestOrigin.Request) {
         switch reply {
         case .ok(let body, let contentType):
             sendAll(fd, head(200, [("Content-Type", contentType), ("Content-Length", "\(body.count)")]) + body)
@@ -204,7 +204,7 @@ final class TestOriginCore: Sendable {
         case .raw(let bytes):
             sendAll(fd, bytes)
         case .delayed(let delay, let inner):
-            if pause(delay) { respond(fd, inner) }
+            if pause(delay) { respond(fd, inner, to: request) }
         case .gated(let gate, let inner):
             let stopped = lifecycle.withLock { state -> Bool in
                 if !state.stopping { state.gates.append(gate) }
@@ -212,9 +212,30 @@ final class TestOriginCore: Sendable {
             }
             guard !stopped else { return }
             gate.wait()  // stop() opens every gate a connection waits on
-            if !lifecycle.withLock({ $0.stopping }) { respond(fd, inner) }
+            if !lifecycle.withLock({ $0.stopping }) { respond(fd, inner, to: request) }
         case .hang:
             lifecycle.wait(until: { $0.stopping })
+        case .cacheable(let body, let etag, let lastModified, let cacheControl, let contentType):
+            var headers: [(String, String)] = []
+            if let etag { headers.append(("ETag", etag)) }
+            if let lastModified { headers.append(("Last-Modified", lastModified)) }
+            if let cacheControl { headers.append(("Cache-Control", cacheControl)) }
+            let notModified: Bool
+            if let sent = request.header("If-None-Match") {
+                notModified =
+                    etag.map { etag in
+                        sent.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
+                    } ?? false
+            } else {
+                notModified = lastModified != nil && request.header("If-Modified-Since") == lastModified
+            }
+            if notModified {
+                sendAll(fd, head(304, headers))
+            } else {
+                sendAll(
+                    fd,
+                    head(200, [("Content-Type", contentType), ("Content-Length", "\(body.count)")] + headers) + body)
+            }
         }
     }
 

@@ -8,6 +8,8 @@ import Testing
 /// A running thumbd (port 0, real libvips, real sockets) in front of an in-process origin.
 final class Harness: Sendable {
     let origin: TestOrigin
+    /// The origin's routes: a test may change them while it runs.
+    let routes: TestRoutes
     let app: ThumbnailApp
 
     /// The service's wall clock (Unix seconds): real time unless a test sets it.
@@ -20,7 +22,9 @@ final class Harness: Sendable {
         routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1",
         _ configure: (inout ServiceConfiguration) -> Void = { _ in }
     ) throws {
-        origin = try TestOrigin(host: originHost, routes: routes)
+        let table = TestRoutes(routes)
+        self.routes = table
+        origin = try TestOrigin(host: originHost) { table.reply(for: $0) }
         var configuration = ServiceConfiguration()
         configuration.server.port = 0
         configuration.fetch.allowLoopback = true
