@@ -28,6 +28,43 @@ import Testing
         multi.shutdown()
     }
 
+    @Test func sendsRequestHeadersAndReportsTheAskedResponseHeadersBounded() async throws {
+        let origin = try TestOrigin(routes: [
+            "/p": .status(
+                200, body: [1, 2, 3],
+                headers: [
+                    ("ETag", "\"abc\""), ("Cache-Control", "max-age=60"), ("Cache-Control", "s-maxage=30"),
+                    ("X-Long", String(repeating: "x", count: 2000)), ("Date", "Sun, 06 Nov 1994 08:49:37 GMT"),
+                ])
+        ])
+        defer { origin.stop() }
+        var conditional = request(origin.url("/p"))
+        conditional.headers = ["If-None-Match: \"abc\"", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"]
+        conditional.responseHeaders = ["etag", "Cache-Control", "x-long", "last-modified"]
+
+        let result = try await fetch(conditional).get()
+
+        #expect(origin.requests.first?.header("If-None-Match") == "\"abc\"")
+        #expect(origin.requests.first?.header("If-Modified-Since") == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(result.header("etag") == "\"abc\"")
+        #expect(result.headers["cache-control"] == ["max-age=60", "s-maxage=30"])
+        #expect(result.headers["x-long"] == nil)  // over maxResponseHeaderBytes: dropped whole
+        #expect(result.headers["last-modified"] == nil)  // not sent
+        #expect(result.headers["date"] == nil)  // not asked for
+        multi.shutdown()
+    }
+
+    @Test func aRequestHeaderWithALineBreakIsRefusedBeforeAnythingIsSent() async throws {
+        let origin = try TestOrigin(routes: ["/p": .ok([1])])
+        defer { origin.stop() }
+        var injected = request(origin.url("/p"))
+        injected.headers = ["If-None-Match: \"a\"\r\nX-Evil: 1"]
+
+        #expect(error(await fetch(injected)) == .invalidURL)
+        #expect(origin.totalRequests == 0)
+        multi.shutdown()
+    }
+
     @Test func emptyBodyHasNoPointer() async throws {
         let origin = try TestOrigin(routes: ["/empty": .status(204)])
         defer { origin.stop() }
