@@ -150,7 +150,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             completion(.failure(ThumbnailError(.notCached)), .miss)
             return
         }
-        if let failure = failures.failure(of: request.source) {
+        // A remembered failure answers at once — unless a stale original is cached, which
+        // stale-if-error may still make this size from (the revalidation hears the same failure).
+        if let failure = failures.failure(of: request.source), cachedFreshness(of: request.source) == nil {
             counters.withLock { $0.fetches.remembered += 1 }
             completion(.failure(failure), .negative)
             return

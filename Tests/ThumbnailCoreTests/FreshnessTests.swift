@@ -146,7 +146,8 @@ import Testing
     @Test func aFailedRevalidationServesTheStaleCopyUntilStaleIfError() async throws {
         let rig = Rig(
             FakeFetcher([photo: .success([200, 100])], directives: Self.lifetime),
-            policy: FreshnessPolicy(staleWhileRevalidate: .zero, staleIfError: .seconds(3600)), errorTTL: .zero)
+            policy: FreshnessPolicy(staleWhileRevalidate: .zero, staleIfError: .seconds(3600)),
+            errorTTL: .seconds(3600))
         _ = try await rig.get(photo).0.get()
         rig.fetcher.set(photo, .failure(ThumbnailError(.originFailed)))
         rig.clock.advance(.seconds(601))
@@ -155,10 +156,12 @@ import Testing
         #expect(outcome == .stale)
         #expect(try text(stale) == "w=100,h=50")
         #expect(rig.fetcher.conditionalFetches(photo).count == 1)
-        // A new width of the stale source, origin still down: made from the stale original.
+        // A new width of the stale source, origin still down (and its failure remembered, so not
+        // asked again): made from the stale original.
         let (newWidth, newOutcome) = try await rig.get(photo, width: 60)
         #expect(newOutcome == .stale)
         #expect(try text(newWidth) == "w=60,h=30")
+        #expect(rig.fetcher.count(photo) == 2)
 
         rig.clock.advance(.seconds(3600))
         let (late, lateOutcome) = try await rig.get(photo)
