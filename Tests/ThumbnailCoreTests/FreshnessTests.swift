@@ -182,6 +182,25 @@ import Testing
         #expect(rig.pipeline.metrics.cache.total.entries == 0)
     }
 
+    @Test func aPurgeDuringARevalidationIsNotUndoneByItsAnswer() async throws {
+        let gate = Gate(open: true)
+        let rig = Rig(FakeFetcher([photo: .success([200, 100])], gate: gate, directives: Self.lifetime))
+        _ = try await rig.get(photo).0.get()
+        gate.close()
+        rig.fetcher.set(photo, .success([100, 100]))
+        rig.clock.advance(.seconds(601))
+        async let waiting = rig.get(photo)
+        #expect(await Self.eventually { rig.fetcher.count(photo) == 2 })
+        let removed = rig.pipeline.purge(try SourceURL(parsing: photo))
+        #expect(removed.entries == 2)  // the original and the stale variant
+        gate.open()
+        // The waiter still gets its answer (made from the new bytes) ...
+        #expect(try text(await waiting.0) == "w=100,h=100")
+        // ... but the changed original the revalidation brought was not put back by it: making the
+        // thumbnail again after the purge had to fetch the source anew.
+        #expect(rig.fetcher.count(photo) == 3)
+    }
+
     @Test func noStoreIsUsedForTheRequestButNothingIsKept() async throws {
         let rig = Rig(FakeFetcher([photo: .success([200, 100])], directives: OriginDirectives(noStore: true)))
         let (first, _) = try await rig.get(photo)

@@ -134,6 +134,32 @@ extension String {
         #expect(metrics.total.entries == 2)
     }
 
+    /// A value with a name, to see which one a key holds.
+    struct Tagged: CacheCosted {
+        let payloadBytes: Int
+        let tag: String
+    }
+
+    @Test func replacingAValueKeepsItsPlaceAndOnlyReplacesWhatIsThere() {
+        let cache = ImageCache<Tagged>(budget: 80_000)
+        let size = cache.maxEntryCost - ImageCache<Tagged>.perEntryOverhead
+        for key in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+            cache.insert(Tagged(payloadBytes: size, tag: key), forKey: key.key)
+        }
+        // "a" is the least recent; replacing it does not make it recent.
+        #expect(cache.replaceValue(Tagged(payloadBytes: size, tag: "a2"), forKey: "a".key) { $0.tag == "a" })
+        #expect(cache.peek("a".key)?.tag == "a2")
+        #expect(!cache.replaceValue(Tagged(payloadBytes: size, tag: "a3"), forKey: "a".key) { $0.tag == "a" })
+        #expect(!cache.replaceValue(Tagged(payloadBytes: size - 1, tag: "a3"), forKey: "a".key) { _ in true })
+        #expect(!cache.replaceValue(Tagged(payloadBytes: size, tag: "z"), forKey: "z".key) { _ in true })
+        #expect(cache.peek("z".key) == nil)
+        cache.insert(Tagged(payloadBytes: size, tag: "i"), forKey: "i".key)
+        #expect(cache.peek("a".key) == nil)  // evicted first, as before the replacement
+        #expect(cache.peek("b".key) != nil)
+        let audit = cache.auditedBytes()
+        #expect(audit.listed == audit.counted)
+    }
+
     @Test func fingerprintsDependOnTheBytes() {
         let a = CachedVariant<Void>.fingerprint(of: ImageBytes([1, 2, 3]))
         #expect(a == CachedVariant<Void>.fingerprint(of: ImageBytes([1, 2, 3])))

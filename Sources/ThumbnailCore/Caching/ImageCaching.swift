@@ -18,6 +18,7 @@ public protocol ImageCaching<Value>: Sendable {
     func removeValue(forKey key: CacheKey)
     /// Puts `value` in place of the entry under `key`, keeping its place in the recency order,
     /// when `isCurrent` accepts the entry there and the cost is the same; false otherwise.
+    /// `isCurrent` runs under the cache's lock: a comparison, nothing more.
     @discardableResult func replaceValue(
         _ value: Value, forKey key: CacheKey, where isCurrent: (Value) -> Bool
     ) -> Bool

@@ -4,6 +4,9 @@ import Synchronization
 /// their own. The job is started by the first caller (`join` returns true) and finished with
 /// `complete`, which hands the one result to every waiter. Waiters are called outside the lock.
 ///
+/// The pipeline keeps three: variants, source fetches and revalidations (one conditional fetch
+/// per source at a time).
+///
 /// A purge marks the flights of a source stale (`markStale`): their results still reach their
 /// waiters, but `storeUnlessStale` no longer keeps them, so work that began before a purge cannot
 /// put the purged content back. Storing runs under this lock, and a purge removes from the cache
