@@ -125,7 +125,8 @@ extension ServiceConfiguration {
             "glibc malloc arenas (0: glibc's default of 8 per core)"),
         .bytes(
             "malloc-mmap-threshold", \.processing.mallocMmapThreshold, 0...(512 << 20),
-            "Allocations this large are mmap'd and given back when freed (0: glibc's dynamic threshold)"),
+            "Allocations this large are mmap'd and given back when freed; heaps keep 8x it free (0: glibc's dynamic thresholds)"
+        ),
     ]
 
     /// What the command line asked for.
