@@ -28,53 +28,26 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     public let maxEntryCost: Int
     public let protectedCapacity: Int
 
-    fileprivate enum Segment { case probation, protected }
-
-    private final class Node: @unchecked Sendable {
-        let key: CacheKey
+    /// An entry: the bookkeeping node (not generic, see `CacheNode`) with the value.
+    private final class Node: CacheNode, @unchecked Sendable {
         // Replaced in place (same cost) when a variant's prepared form is renewed.
         var value: Value
-        let cost: Int
-        var segment = Segment.probation
-        var newer: Node?
-        // Both links are strong: a node is always unlinked before it is dropped, which breaks the cycle.
-        var older: Node?
 
         init(key: CacheKey, value: Value, cost: Int) {
-            self.key = key
             self.value = value
-            self.cost = cost
+            super.init(key: key, cost: cost)
         }
     }
 
-    /// One segment's recency list.
-    private struct List {
-        /// Least recently used end; `newest` is the other.
-        var oldest: Node?
-        var newest: Node?
-        var bytes = 0
-    }
+    private typealias State = CacheState
 
-    private struct State: ~Copyable {
-        var nodes: [CacheKey: Node] = [:]
-        var probation = List()
-        var protected = List()
-        /// Kept under the same lock as the entries: counting a hit costs no other lock.
-        var metrics: CacheMetrics
-        /// Resident cost of all kinds.
-        var bytes = 0
-        /// Every key of a source, so a purge finds all its variants whatever their sizes. Its
-        /// memory is part of the per-entry overhead (one key per entry).
-        var bySource: [SourceURL: Set<CacheKey>] = [:]
-    }
-
-    private let state: Mutex<State>
+    private let state: Mutex<CacheState>
 
     public init(budget: Int) {
         self.budget = max(0, budget)
         self.maxEntryCost = self.budget / Self.maxEntryFraction
         self.protectedCapacity = Int(Double(self.budget) * Self.protectedFraction)
-        self.state = Mutex(State(metrics: CacheMetrics(budget: self.budget)))
+        self.state = Mutex(CacheState(metrics: CacheMetrics(budget: self.budget)))
     }
 
     public static func cost(of value: Value) -> Int { value.payloadBytes + perEntryOverhead }
@@ -87,12 +60,12 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
             }
             state.metrics[key.kind].hits += 1
             touch(node, &state)
-            return node.value
+            return Self.value(of: node)
         }
     }
 
     public func peek(_ key: CacheKey) -> Value? {
-        state.withLock { $0.nodes[key]?.value }
+        state.withLock { state in state.nodes[key].map(Self.value(of:)) }
     }
 
     /// Stores `value` in probation, evicting to make room (probation's least recent first).
@@ -101,7 +74,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     public func insert(_ value: Value, forKey key: CacheKey) -> Bool {
         let cost = Self.cost(of: value)
         // Evicted values are released outside the lock: freeing large buffers is not free.
-        var evicted: [Node] = []
+        var evicted: [CacheNode] = []
         let stored = state.withLock { state -> Bool in
             if let old = state.nodes.removeValue(forKey: key) {
                 Self.forget(old, &state)
@@ -131,7 +104,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     }
 
     public func removeValue(forKey key: CacheKey) {
-        let removed = state.withLock { state -> Node? in
+        let removed = state.withLock { state -> CacheNode? in
             guard let node = state.nodes.removeValue(forKey: key) else { return nil }
             Self.forget(node, &state)
             return node
@@ -142,9 +115,9 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     @discardableResult
     public func replaceValue(_ value: Value, forKey key: CacheKey, where isCurrent: (Value) -> Bool) -> Bool {
         let old = state.withLock { state -> Value? in
-            guard let node = state.nodes[key], node.cost == Self.cost(of: value), isCurrent(node.value) else {
-                return nil
-            }
+            guard let found = state.nodes[key], found.cost == Self.cost(of: value) else { return nil }
+            let node = unsafeDowncast(found, to: Node.self)
+            guard isCurrent(node.value) else { return nil }
             defer { node.value = value }
             return node.value
         }
@@ -154,9 +127,9 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     @discardableResult
     public func removeAll(of source: SourceURL) -> CacheRemoval {
-        let removed = state.withLock { state -> [Node] in
+        let removed = state.withLock { state -> [CacheNode] in
             guard let keys = state.bySource[source] else { return [] }
-            var nodes: [Node] = []
+            var nodes: [CacheNode] = []
             for key in keys {
                 guard let node = state.nodes.removeValue(forKey: key) else { continue }
                 Self.forget(node, &state)
@@ -200,13 +173,18 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         }
     }
 
+    /// Every node of this cache was made by `insert` as a `Node`: the downcast cannot fail.
+    private static func value(of node: CacheNode) -> Value {
+        unsafeDowncast(node, to: Node.self).value
+    }
+
     // MARK: - The policy (the lock is held)
 
     /// A hit: a variant in probation is promoted to protected (demoting protected's least recent
     /// entries past its share); anything else moves to the recent end of its own segment.
-    private func touch(_ node: Node, _ state: inout State) {
+    private func touch(_ node: CacheNode, _ state: inout State) {
         let promote = node.segment == .probation && node.key.kind == .variant && node.cost <= protectedCapacity
-        let target: Segment = promote ? .protected : node.segment
+        let target: CacheSegment = promote ? .protected : node.segment
         if node.segment == target {
             // Already the most recent of its segment: nothing to move (the common case of a hot entry).
             let newest = target == .probation ? state.probation.newest : state.protected.newest
@@ -221,7 +199,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     }
 
     /// Unlinks a node already removed from `nodes` and takes it off the accounting.
-    private static func forget(_ node: Node, _ state: inout State) {
+    private static func forget(_ node: CacheNode, _ state: inout State) {
         unlink(node, &state)
         let source = node.key.source
         state.bySource[source]?.remove(node.key)
@@ -231,8 +209,8 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         state.metrics[node.key.kind].entries -= 1
     }
 
-    private static func unlink(_ node: Node, _ state: inout State) {
-        func apply(_ list: inout List) {
+    private static func unlink(_ node: CacheNode, _ state: inout State) {
+        func apply(_ list: inout CacheList) {
             if let older = node.older { older.newer = node.newer } else { list.oldest = node.newer }
             if let newer = node.newer { newer.older = node.older } else { list.newest = node.older }
             list.bytes -= node.cost
@@ -242,8 +220,8 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         node.older = nil
     }
 
-    private static func push(_ node: Node, _ segment: Segment, _ state: inout State) {
-        func apply(_ list: inout List) {
+    private static func push(_ node: CacheNode, _ segment: CacheSegment, _ state: inout State) {
+        func apply(_ list: inout CacheList) {
             node.older = list.newest
             node.newer = nil
             if let newest = list.newest { newest.newer = node } else { list.oldest = node }
@@ -253,4 +231,47 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         node.segment = segment
         if segment == .probation { apply(&state.probation) } else { apply(&state.protected) }
     }
+}
+
+/// Which part of the segmented LRU a node is in.
+enum CacheSegment { case probation, protected }
+
+/// The bookkeeping part of a cache entry: key, cost, segment and recency links. Not generic on
+/// purpose: `ImageCache` is instantiated in another module (the service) where its generic code is
+/// not specialised, and a dictionary or list of generic nodes then hashes and copies through
+/// witness tables on every hit; with this base class the lookup and the list moves are concrete.
+class CacheNode: @unchecked Sendable {
+    let key: CacheKey
+    let cost: Int
+    var segment = CacheSegment.probation
+    var newer: CacheNode?
+    // Both links are strong: a node is always unlinked before it is dropped, which breaks the cycle.
+    var older: CacheNode?
+
+    init(key: CacheKey, cost: Int) {
+        self.key = key
+        self.cost = cost
+    }
+}
+
+/// One segment's recency list.
+struct CacheList {
+    /// Least recently used end; `newest` is the other.
+    var oldest: CacheNode?
+    var newest: CacheNode?
+    var bytes = 0
+}
+
+/// Everything `ImageCache` keeps under its one lock.
+struct CacheState: ~Copyable {
+    var nodes: [CacheKey: CacheNode] = [:]
+    var probation = CacheList()
+    var protected = CacheList()
+    /// Kept under the same lock as the entries: counting a hit costs no other lock.
+    var metrics: CacheMetrics
+    /// Resident cost of all kinds.
+    var bytes = 0
+    /// Every key of a source, so a purge finds all its variants whatever their sizes. Its
+    /// memory is part of the per-entry overhead (one key per entry).
+    var bySource: [SourceURL: Set<CacheKey>] = [:]
 }
