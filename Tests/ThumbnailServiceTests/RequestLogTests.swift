@@ -4,19 +4,32 @@ import Testing
 
 @Suite struct RequestLogTests {
     @Test func numbersAreFormattedWithoutStrings() {
-        var bytes: [UInt8] = []
-        bytes.appendDecimal(0)
-        bytes.append(UInt8(ascii: " "))
-        bytes.appendDecimal(1_795_984_601)
-        bytes.append(UInt8(ascii: " "))
-        bytes.appendDecimal(7, width: 3)
-        bytes.append(UInt8(ascii: " "))
-        bytes.appendDecimal(UInt64.max)
-        bytes.append(UInt8(ascii: " "))
-        bytes.appendHex(0)
-        bytes.append(UInt8(ascii: " "))
-        bytes.appendHex(0xBEEF)
-        #expect(String(decoding: bytes, as: UTF8.self) == "0 1795984601 007 18446744073709551615 0 beef")
+        let text = LogLine.withScratch(capacity: 128) { line in
+            line.appendDecimal(0)
+            line.append(UInt8(ascii: " "))
+            line.appendDecimal(1_795_984_601)
+            line.append(UInt8(ascii: " "))
+            line.appendDecimal(7, width: 3)
+            line.append(UInt8(ascii: " "))
+            line.appendDecimal(UInt64.max)
+            line.append(UInt8(ascii: " "))
+            line.appendHex(0)
+            line.append(UInt8(ascii: " "))
+            line.appendHex(0xBEEF)
+            return line.text
+        }
+        #expect(text == "0 1795984601 007 18446744073709551615 0 beef")
+    }
+
+    @Test func aLineThatDoesNotFitIsCutAndStillEndsWithItsNewline() {
+        let text = LogLine.withScratch(capacity: 8) { line in
+            line.append("ts=")
+            line.append(String(repeating: "x", count: 40))
+            line.appendDecimal(123_456)
+            let finished = line.finished()
+            return String(decoding: finished, as: UTF8.self)
+        }
+        #expect(text == "ts=xxxx\n")
     }
 
     @Test func requestIDsKeepPlainClientIDsAndCountOtherwise() {

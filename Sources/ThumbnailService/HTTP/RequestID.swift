@@ -10,19 +10,20 @@ public struct RequestID: Sendable, CustomStringConvertible {
 
     public var description: String {
         if let incoming { return incoming }
-        var text: [UInt8] = []
-        append(to: &text)
-        return String(decoding: text, as: UTF8.self)
+        return LogLine.withScratch(capacity: 64) { line in
+            append(to: &line)
+            return line.text
+        }
     }
 
-    func append(to buffer: inout [UInt8]) {
+    func append(to line: inout LogLine) {
         if let incoming {
-            buffer.append(contentsOf: incoming.utf8)
+            line.append(incoming)
             return
         }
-        buffer.append(contentsOf: prefix.utf8)
-        buffer.append(UInt8(ascii: "-"))
-        buffer.appendHex(number)
+        line.append(prefix)
+        line.append(UInt8(ascii: "-"))
+        line.appendHex(number)
     }
 }
 

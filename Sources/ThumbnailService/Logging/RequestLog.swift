@@ -16,6 +16,8 @@ public final class RequestLog: Sendable {
     private let dropped = Atomic<Int>(0)
     private static let flushThreshold = 64 << 10
     private static let maxBuffered = 8 << 20
+    /// Longest line: a client's method and id are cut short before this, an error text may be cut.
+    static let lineCapacity = 1024
 
     public init(enabled: Bool) {
         self.enabled = enabled
@@ -47,41 +49,44 @@ public final class RequestLog: Sendable {
         public var error: String?
     }
 
-    /// Appends the line straight into the shared buffer (no intermediate strings: this runs for
-    /// every hit, tens of thousands of times a second).
+    /// Formats the line on the stack and copies it into the shared buffer under the lock (no
+    /// intermediate strings: this runs for every hit, tens of thousands of times a second).
     public func record(_ entry: Entry) {
         guard enabled else { return }
         let elapsedMicros = (DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1000
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let size = buffer.withLock { line -> Int in
-            guard line.count < Self.maxBuffered else { return -1 }
-            line.append(contentsOf: "ts=".utf8)
+        let size = LogLine.withScratch(capacity: Self.lineCapacity) { line -> Int in
+            line.append("ts=")
             line.appendDecimal(UInt64(now.tv_sec))
             line.append(UInt8(ascii: "."))
             line.appendDecimal(UInt64(now.tv_nsec / 1_000_000), width: 3)
-            line.append(contentsOf: " id=".utf8)
+            line.append(" id=")
             entry.requestID.append(to: &line)
-            line.append(contentsOf: " method=".utf8)
-            line.append(contentsOf: Self.clean(entry.method).utf8)
-            line.append(contentsOf: " route=".utf8)
-            line.append(contentsOf: entry.route.utf8)
-            line.append(contentsOf: " status=".utf8)
+            line.append(" method=")
+            line.append(Self.clean(entry.method))
+            line.append(" route=")
+            line.append(entry.route)
+            line.append(" status=")
             line.appendDecimal(UInt64(max(0, entry.status)))
-            line.append(contentsOf: " bytes=".utf8)
+            line.append(" bytes=")
             line.appendDecimal(UInt64(max(0, entry.bytes)))
-            line.append(contentsOf: " ms=".utf8)
+            line.append(" ms=")
             line.appendDecimal(elapsedMicros / 1000)
             line.append(UInt8(ascii: "."))
             line.appendDecimal(elapsedMicros / 100 % 10)
-            line.append(contentsOf: " cache=".utf8)
-            line.append(contentsOf: entry.cache.utf8)
+            line.append(" cache=")
+            line.append(entry.cache)
             if let error = entry.error {
-                line.append(contentsOf: " error=".utf8)
-                line.append(contentsOf: JSON.string(error).utf8)
+                line.append(" error=")
+                line.append(JSON.string(error))
             }
-            line.append(UInt8(ascii: "\n"))
-            return line.count
+            let finished = line.finished()
+            return buffer.withLock { buffer -> Int in
+                guard buffer.count < Self.maxBuffered else { return -1 }
+                buffer.append(contentsOf: finished)
+                return buffer.count
+            }
         }
         if size < 0 {
             dropped.add(1, ordering: .relaxed)
@@ -139,34 +144,5 @@ public final class RequestLog: Sendable {
     static func clean(_ text: String) -> String {
         if text == "GET" || text == "HEAD" || text == "POST" { return text }
         return String(text.prefix(16).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "?" })
-    }
-}
-
-extension [UInt8] {
-    /// Appends `value` in decimal, zero-padded to `width` digits.
-    mutating func appendDecimal(_ value: UInt64, width: Int = 1) {
-        // Digits from the most significant down: no scratch buffer.
-        var divisor: UInt64 = 1
-        var digits = 1
-        while value / divisor >= 10 {
-            divisor *= 10
-            digits += 1
-        }
-        for _ in digits..<Swift.max(width, digits) { append(UInt8(ascii: "0")) }
-        while divisor > 0 {
-            append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-            divisor /= 10
-        }
-    }
-
-    /// Appends `value` in lower-case hexadecimal.
-    mutating func appendHex(_ value: UInt64) {
-        var shift = 60
-        while shift > 0 && (value >> UInt64(shift)) & 0xF == 0 { shift -= 4 }
-        while shift >= 0 {
-            let nibble = UInt8((value >> UInt64(shift)) & 0xF)
-            append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
-            shift -= 4
-        }
     }
 }
