@@ -59,4 +59,5 @@ echo "|---|---|---|---|---|"
 run glibc-defaults -- --malloc-arenas 0 --malloc-mmap-threshold 0
 run arenas-2 -- --malloc-arenas 2 --malloc-mmap-threshold 0
 run jemalloc "LD_PRELOAD=$jemalloc" -- --malloc-arenas 0 --malloc-mmap-threshold 0
+run 256K-threshold X=1 -- --malloc-mmap-threshold 256K
 run shipped-default --
