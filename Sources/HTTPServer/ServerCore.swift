@@ -228,29 +228,37 @@ final class ServerCore: @unchecked Sendable {
         // Most heads fit a small first look; a second, larger one only when the first was full.
         var capacity = 4096
         while true {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
-            defer { buffer.deallocate() }
-            let count = recv(fd, buffer.baseAddress, capacity, Int32(MSG_PEEK | MSG_DONTWAIT))
-            guard count > 0 else { return false }
-            switch RequestHeadCheck.check(UnsafeRawBufferPointer(rebasing: buffer[..<count]), limits: limits) {
-            case .acceptable:
-                return false
-            case .incomplete:
-                // Room for the largest acceptable head and one byte more, to see that it is larger.
-                guard count == capacity, capacity <= limits.maxHeadBytes else { return false }
-                capacity = limits.maxHeadBytes + 1
-            case .refuse(let refusal, let headOnly):
-                // Take what was looked at off the socket, so libmicrohttpd finds nothing to parse.
-                _ = recv(fd, buffer.baseAddress, count, Int32(MSG_DONTWAIT))
-                // A few hundred bytes into a fresh socket's empty send buffer: never partial.
-                let answer = refusal.wireBytes(headOnly: headOnly)
-                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-                // The client reads the answer, then the end of the stream; libmicrohttpd's first read
-                // sees the end and closes the connection.
-                _ = shutdown(fd, Int32(SHUT_RDWR))
-                return true
+            let refused: Bool? = withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+                screen(fd, buffer, capacity: &capacity)
             }
+            if let refused { return refused }
         }
+    }
+
+    /// One look at the first bytes into `buffer`: whether it refused, or nil to look again with
+    /// the larger `capacity` it sets.
+    private func screen(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, capacity: inout Int) -> Bool? {
+        let count = recv(fd, buffer.baseAddress, capacity, Int32(MSG_PEEK | MSG_DONTWAIT))
+        guard count > 0 else { return false }
+        switch RequestHeadCheck.check(UnsafeRawBufferPointer(rebasing: buffer[..<count]), limits: limits) {
+        case .acceptable:
+            return false
+        case .incomplete:
+            // Room for the largest acceptable head and one byte more, to see that it is larger.
+            guard count == capacity, capacity <= limits.maxHeadBytes else { return false }
+            capacity = limits.maxHeadBytes + 1
+        case .refuse(let refusal, let headOnly):
+            // Take what was looked at off the socket, so libmicrohttpd finds nothing to parse.
+            _ = recv(fd, buffer.baseAddress, count, Int32(MSG_DONTWAIT))
+            // A few hundred bytes into a fresh socket's empty send buffer: never partial.
+            let answer = refusal.wireBytes(headOnly: headOnly)
+            _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            // The client reads the answer, then the end of the stream; libmicrohttpd's first read
+            // sees the end and closes the connection.
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+            return true
+        }
+        return nil
     }
 
     func connectionClosed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {

@@ -97,4 +97,14 @@ import Testing
             Self.check("GET / HTTP/1.1\r\nX: \(String(repeating: "p", count: 300))")
                 == .refuse(.headTooLarge, headOnly: false))
     }
+
+    /// Query arguments as libmicrohttpd counts them: the non-empty pieces between `&` after `?`.
+    @Test(arguments: [
+        ("/", 0), ("/?", 0), ("/?&", 0), ("/?a", 1), ("/?a&", 1), ("/?&&a&&b&", 2), ("/p?a=1&b=&c", 3),
+        ("/?a=x?y&b", 2),
+    ])
+    func argumentsAreCountedLikeLibmicrohttpd(_ target: String, _ expected: Int) {
+        let count = Array(target.utf8).withUnsafeBytes { RequestHeadCheck.argumentCount($0) }
+        #expect(count == expected)
+    }
 }
