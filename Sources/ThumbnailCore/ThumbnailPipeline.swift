@@ -65,7 +65,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         case replaced
     }
 
-    let cache: any ImageCaching<Entry>
+    @usableFromInline let cache: any ImageCaching<Entry>
     private let workers: WorkerPool
     let fetcher: any ImageFetching
     private let renderer: ThumbnailRenderer<Imaging>
@@ -73,7 +73,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     let failures: FailedFetches
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
-    let now: @Sendable () -> ContinuousClock.Instant
+    @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
     let variantFlights = Flights<Variant>()
     let sourceFlights = Flights<Original>()
     /// One revalidation per source at a time (keyed by the source's original key).
@@ -116,7 +116,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     /// The hit path: a cached variant whose prepared form is still true (fresh, and promising no
     /// more than its original's remaining freshness), or nil — then `thumbnail` decides (renew
     /// the promise, revalidate, serve stale). Cheap, synchronous, no queue, no copy; one lock and
-    /// one clock read.
+    /// one clock read. Inlinable so that the service's call is specialised for its image types (no
+    /// generic metadata looked up per hit).
+    @inlinable
     public func cachedVariant(_ key: CacheKey) -> Variant? {
         guard case .variant(let variant) = cache.value(forKey: key), now() < variant.preparedValidUntil else {
             return nil

@@ -57,18 +57,20 @@ public struct CacheMetrics: Sendable, Equatable {
     }
 
     public var budget = 0
-    public var byKind: [CacheKind: Kind] = Dictionary(uniqueKeysWithValues: CacheKind.allCases.map { ($0, Kind()) })
+    /// One counter set per kind, indexed by the kind's position rather than hashed: a hit updates
+    /// one under the cache's lock, and a dictionary there cost a hash lookup per hit.
+    private var kinds = [Kind](repeating: Kind(), count: CacheKind.allCases.count)
 
     public init(budget: Int = 0) { self.budget = budget }
 
     public subscript(kind: CacheKind) -> Kind {
-        get { byKind[kind] ?? Kind() }
-        set { byKind[kind] = newValue }
+        get { kinds[kind.index] }
+        set { kinds[kind.index] = newValue }
     }
 
     /// All kinds together.
     public var total: Kind {
-        byKind.values.reduce(into: Kind()) { sum, kind in
+        kinds.reduce(into: Kind()) { sum, kind in
             sum.bytes += kind.bytes
             sum.entries += kind.entries
             sum.hits += kind.hits

@@ -60,4 +60,13 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 /// The three kinds of cache entry, for per-kind accounting.
 public enum CacheKind: String, Sendable, CaseIterable {
     case original, decoded, variant
+
+    /// Position in `allCases`, for per-kind tables.
+    var index: Int {
+        switch self {
+        case .original: 0
+        case .decoded: 1
+        case .variant: 2
+        }
+    }
 }
