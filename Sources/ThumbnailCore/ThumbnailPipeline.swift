@@ -191,7 +191,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         let copyKey = CacheKey.decoded(request.source)
         if case .decoded(let copy, let freshness) = cache.value(forKey: copyKey), copy.canServe(spec) {
             // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
-            ticket.run { [self] in
+            ticket.run(costing: { [renderer] in renderer.cutEstimate(copy, spec: spec) }) { [self] in
                 store(
                     render(\.fromCopy) { () throws(ThumbnailError) in try renderer.render(decoded: copy, spec: spec) },
                     key, freshness)
@@ -208,7 +208,14 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             case .success(let original):
                 let bytes = original.bytes
                 let freshness = original.freshness
-                ticket.run { [self] in
+                // A fetched original is outside the cache budget until its job is done: it counts
+                // against the work budget meanwhile (a cached one is in the cache's already).
+                let held = workers.charge(wasCached ? 0 : bytes.count)
+                ticket.run(costing: { [self] in estimate(bytes, spec, keepingCopy: wasCached) }) { [self] in
+                    defer { held.end() }
+                    if let refusal = memoryRefusal(bytes, spec, keepingCopy: wasCached) {
+                        return .failure(countedFailure(refusal))
+                    }
                     guard wasCached else {
                         // The first size of this source: streamed, nothing else kept.
                         return store(
@@ -231,6 +238,38 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                 }
             }
         }
+    }
+
+    /// A job's decode memory, from the header (`DecodeMemory`): what the work budget charges it.
+    /// An unreadable header costs nothing (the job fails at once); an estimate over the whole
+    /// budget neither (the job is refused at once, `memoryRefusal`).
+    private func estimate(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
+        guard let info = try? renderer.inspect(bytes) else { return 0 }
+        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
+        return estimate > workers.workBudget ? 0 : estimate
+    }
+
+    private func jobEstimate(_ info: SourceInfo, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
+        let first = renderer.estimate(info, spec: spec)
+        guard keepingCopy else { return first }
+        // A later size decodes the reusable copy and cuts from it, or streams as a first size does.
+        let box = ThumbnailRenderer<Imaging>.copyBox(for: info)
+        return max(first, renderer.copyEstimate(info) + box.width * box.height * max(1, info.bands))
+    }
+
+    /// `tooMuchMemory` when the job's estimate alone is over the work budget: refused before any
+    /// decode (waiting could never make it fit).
+    private func memoryRefusal(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> ThumbnailError? {
+        guard workers.workBudget < .max, let info = try? renderer.inspect(bytes) else { return nil }
+        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
+        guard estimate > workers.workBudget else { return nil }
+        return ThumbnailError(
+            .tooMuchMemory, "decode estimate \(estimate) bytes is over the \(workers.workBudget)-byte work budget")
+    }
+
+    private func countedFailure(_ error: ThumbnailError) -> ThumbnailError {
+        counters.withLock { $0.renders.failed[error.code, default: 0] += 1 }
+        return error
     }
 
     /// Runs one render and counts it under `counter`, or its failure by code.
@@ -354,7 +393,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         }
         guard sourceFlights.join(key, { completion($0, false) }) else { return }
         counters.withLock { $0.fetches.started += 1 }
-        fetcher.fetch(source, revalidating: nil) { [self] answer in
+        // A fetch in progress counts against the work budget by what it holds or was promised.
+        let fetching = workers.charge()
+        fetcher.fetch(source, revalidating: nil, progress: { fetching.update($0) }) { [self] answer in
+            fetching.end()
             let result = answer.flatMap { answer -> Result<Original, ThumbnailError> in
                 switch answer {
                 case .modified(let bytes, let directives):

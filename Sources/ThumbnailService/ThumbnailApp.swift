@@ -42,7 +42,8 @@ public final class ThumbnailApp: Sendable {
         let pipeline = Pipeline(
             cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
             workers: WorkerPool(
-                workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity),
+                workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity,
+                workBudget: configuration.processing.workBytes),
             fetcher: custom ?? fetcher, imaging: VipsImaging(),
             limits: .init(
                 maxSourcePixels: configuration.processing.maxSourcePixels, errorTTL: configuration.fetch.errorTTL,

@@ -8,6 +8,23 @@ public protocol ImageFetching: Sendable {
     func fetch(
         _ url: SourceURL, revalidating validators: SourceValidators?,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void)
+
+    /// As `fetch(_:revalidating:completion:)`, telling `progress` (from any thread, quickly) how
+    /// many body bytes the fetch holds or has been promised so far (the declared Content-Length,
+    /// then the bytes received): the work budget counts a fetch in progress by it.
+    func fetch(
+        _ url: SourceURL, revalidating validators: SourceValidators?, progress: @escaping @Sendable (Int) -> Void,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void)
+}
+
+extension ImageFetching {
+    /// A fetcher that cannot tell its progress: counted when its bytes arrive.
+    public func fetch(
+        _ url: SourceURL, revalidating validators: SourceValidators?, progress: @escaping @Sendable (Int) -> Void,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
+        fetch(url, revalidating: validators, completion: completion)
+    }
 }
 
 /// A fetch's answer.

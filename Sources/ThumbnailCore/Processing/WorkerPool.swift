@@ -10,6 +10,13 @@ import Synchronization
 /// (prefetch) ones, and background jobs may only use half the queue, so prefetching can never
 /// lock out interactive work. Never Swift's cooperative pool: a 100 ms decode there would stall
 /// every task in the process.
+///
+/// The pool also keeps the working-memory budget (`--work-bytes`): a job sized by `run(costing:)`
+/// starts only when its estimated decode memory fits beside everything already charged (running
+/// decodes, and outside charges: fetched originals waiting for their job, fetches in progress);
+/// until then it waits at the head of its queue, and a background job never overtakes a waiting
+/// interactive one. So that waiting originals can never starve every job, a job that does not fit
+/// still starts when no sized job is running (then the budget is exceeded by at most that job).
 public final class WorkerPool: Sendable {
     public enum Priority: Sendable { case interactive, background }
 
@@ -34,7 +41,18 @@ public final class WorkerPool: Sendable {
         /// on the same thread: whoever is told "done" can already use the freed place.
         public func run<T>(_ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void) {
             guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            pool.enqueue(work, deliver, priority: priority)
+            pool.enqueue(nil, work, deliver, priority: priority)
+        }
+
+        /// As `run(_:then:)`, charging the work budget: `cost` runs first on a worker (a header
+        /// read: cheap) and gives the job's memory estimate in bytes; `work` then runs once that
+        /// fits, holding it until it returns.
+        public func run<T>(
+            costing cost: @escaping @Sendable () -> Int, _ work: @escaping @Sendable () -> T,
+            then deliver: @escaping @Sendable (T) -> Void
+        ) {
+            guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            pool.enqueue(cost, work, deliver, priority: priority)
         }
 
         /// Frees the place without running anything.
@@ -52,6 +70,41 @@ public final class WorkerPool: Sendable {
         public var queuedInteractive = 0
         public var queuedBackground = 0
         public var rejected = 0
+        /// The working-memory budget (`--work-bytes`) and what is charged against it now.
+        public var workBudget = Int.max
+        public var workInUse = 0
+        /// Sized jobs running, each holding its estimate.
+        public var runningCharged = 0
+    }
+
+    /// Bytes charged against the work budget from outside a job (a fetch in progress, an original
+    /// waiting for its job); changed with `update`, given back by `end` or when dropped.
+    public final class Charge: Sendable {
+        private let pool: WorkerPool
+        private let bytes = Mutex<Int?>(0)
+
+        fileprivate init(pool: WorkerPool) { self.pool = pool }
+
+        /// Charges `total` bytes from now on instead of what was charged before.
+        public func update(_ total: Int) {
+            let delta = bytes.withLock { bytes -> Int in
+                guard let old = bytes else { return 0 }
+                bytes = max(0, total)
+                return max(0, total) - old
+            }
+            if delta != 0 { pool.adjust(by: delta) }
+        }
+
+        /// Gives the bytes back; later updates are ignored.
+        public func end() {
+            let old = bytes.withLock { bytes -> Int in
+                defer { bytes = nil }
+                return bytes ?? 0
+            }
+            if old != 0 { pool.adjust(by: -old) }
+        }
+
+        deinit { end() }
     }
 
     /// A FIFO of jobs: an array read from a moving head, compacted once half of it is spent.
@@ -59,12 +112,24 @@ public final class WorkerPool: Sendable {
     /// and keeping the spent ones until compaction once pinned dozens of originals outside the
     /// cache budget.
     private struct JobQueue {
-        private var jobs: [(@Sendable () -> Void)?] = []
+        private var jobs: [Job?] = []
         private var head = 0
 
-        mutating func append(_ job: @escaping @Sendable () -> Void) { jobs.append(job) }
+        mutating func append(_ job: Job) { jobs.append(job) }
 
-        mutating func popFirst() -> (@Sendable () -> Void)? {
+        /// Puts a job that was taken back in front (a sized job that must wait for memory).
+        mutating func pushFront(_ job: Job) {
+            if head > 0 {
+                head -= 1
+                jobs[head] = job
+            } else {
+                jobs.insert(job, at: 0)
+            }
+        }
+
+        var first: Job? { head < jobs.count ? jobs[head] : nil }
+
+        mutating func popFirst() -> Job? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             jobs[head] = nil
@@ -80,6 +145,13 @@ public final class WorkerPool: Sendable {
         }
     }
 
+    /// A queued job. `cost` is nil until sized; `size` (if any) says how many bytes it needs.
+    private struct Job {
+        var cost: Int?
+        let size: (@Sendable () -> Int)?
+        let body: @Sendable (_ charged: Int) -> Void
+    }
+
     private struct State {
         var interactive = JobQueue()
         var background = JobQueue()
@@ -92,9 +164,13 @@ public final class WorkerPool: Sendable {
     /// The queues and counters; workers sleep on it until a job (or `stop()`) arrives.
     private let state = Monitor(State())
 
-    public init(workers: Int, queueCapacity: Int, stackSize: Int = 8 << 20) {
+    /// The working-memory budget in bytes (`Int.max`: none).
+    public let workBudget: Int
+
+    public init(workers: Int, queueCapacity: Int, workBudget: Int = .max, stackSize: Int = 8 << 20) {
         self.workers = max(1, workers)
         self.queueCapacity = max(0, queueCapacity)
+        self.workBudget = max(1, workBudget)
         for index in 0..<self.workers {
             // The threads hold the pool strongly until `stop()` lets them end. At start-up: a
             // process that cannot start its workers cannot serve.
@@ -120,7 +196,22 @@ public final class WorkerPool: Sendable {
         return admitted ? Ticket(pool: self, priority: priority) : nil
     }
 
-    public var statistics: Statistics { state.withLock { $0.stats } }
+    public var statistics: Statistics {
+        var stats = state.withLock { $0.stats }
+        stats.workBudget = workBudget
+        return stats
+    }
+
+    /// A charge against the work budget, starting at `bytes`.
+    public func charge(_ bytes: Int = 0) -> Charge {
+        let charge = Charge(pool: self)
+        charge.update(bytes)
+        return charge
+    }
+
+    fileprivate func adjust(by delta: Int) {
+        state.withLock { $0.stats.workInUse += delta }
+    }
 
     /// Lets the workers finish what is queued, then end. New reservations fail.
     public func stop() {
@@ -128,17 +219,20 @@ public final class WorkerPool: Sendable {
     }
 
     fileprivate func enqueue<T>(
-        _ work: @escaping @Sendable () -> T, _ deliver: @escaping @Sendable (T) -> Void, priority: Priority
+        _ size: (@Sendable () -> Int)?, _ work: @escaping @Sendable () -> T,
+        _ deliver: @escaping @Sendable (T) -> Void, priority: Priority
     ) {
-        let job: @Sendable () -> Void = { [self] in
-            state.withLock { $0.stats.running += 1 }
+        let body: @Sendable (Int) -> Void = { [self] charged in
             let result = work()
             state.withLock {
                 $0.stats.running -= 1
                 $0.stats.admitted -= 1
+                $0.stats.workInUse -= charged
+                if size != nil { $0.stats.runningCharged -= 1 }
             }
             deliver(result)
         }
+        let job = Job(cost: size == nil ? 0 : nil, size: size, body: body)
         state.withLock { state in
             switch priority {
             case .interactive:
@@ -155,27 +249,80 @@ public final class WorkerPool: Sendable {
         state.withLock { $0.stats.admitted -= 1 }
     }
 
-    /// Interactive jobs first, always. Nil when there is none.
-    private static func nextJob(_ state: inout State) -> (@Sendable () -> Void)? {
-        if let job = state.interactive.popFirst() {
+    /// Whether the job at the head of a queue may be taken now: unsized (sizing is a header read),
+    /// or its cost fits the budget beside what is charged — or no sized job runs, so waiting
+    /// could only last as long as outside charges do (which may be waiting for this very job).
+    private func mayTake(_ job: Job, _ state: State) -> Bool {
+        guard let cost = job.cost else { return true }
+        return job.size == nil || cost <= workBudget - state.stats.workInUse || state.stats.runningCharged == 0
+    }
+
+    /// Interactive jobs first, always: a background job waits while an interactive one waits for
+    /// memory. Nil when there is none that may be taken.
+    private func nextJob(_ state: inout State) -> (job: Job, priority: Priority)? {
+        if let head = state.interactive.first {
+            guard mayTake(head, state), let job = state.interactive.popFirst() else { return nil }
             state.stats.queuedInteractive -= 1
-            return job
+            return (job, .interactive)
         }
-        if let job = state.background.popFirst() {
+        if let head = state.background.first, mayTake(head, state), let job = state.background.popFirst() {
             state.stats.queuedBackground -= 1
-            return job
+            return (job, .background)
         }
         return nil
     }
 
+    private static func queued(_ state: State) -> Int {
+        state.stats.queuedInteractive + state.stats.queuedBackground
+    }
+
+    private func hasTakeableJob(_ state: State) -> Bool {
+        if let head = state.interactive.first { return mayTake(head, state) }
+        if let head = state.background.first { return mayTake(head, state) }
+        return false
+    }
+
     private func workLoop() {
         while true {
-            let job = state.wait(until: { $0.stopping || $0.stats.queuedInteractive + $0.stats.queuedBackground > 0 }) {
-                Self.nextJob(&$0)
+            let taken = state.wait(until: { self.hasTakeableJob($0) || ($0.stopping && Self.queued($0) == 0) }) {
+                state -> (Job, Priority)? in
+                guard let (job, priority) = nextJob(&state) else { return nil }
+                state.stats.running += 1
+                if let cost = job.cost, job.size != nil {
+                    state.stats.workInUse += cost
+                    state.stats.runningCharged += 1
+                }
+                return (job, priority)
             }
-            // Nil only when stopping with nothing left queued.
-            guard let job else { return }
-            job()
+            // Nil only when stopping with nothing left queued (a job waiting for memory still runs).
+            guard let (job, priority) = taken else { return }
+            if let cost = job.cost {
+                job.body(job.size == nil ? 0 : cost)
+                continue
+            }
+            // Unsized: size it here, off the lock, then run it now if it fits, or put it back at
+            // the head of its queue to wait for memory.
+            let cost = max(0, job.size?() ?? 0)
+            let runNow = state.withLock { state -> Bool in
+                if cost <= workBudget - state.stats.workInUse || state.stats.runningCharged == 0 {
+                    state.stats.workInUse += cost
+                    state.stats.runningCharged += 1
+                    return true
+                }
+                state.stats.running -= 1
+                var sized = job
+                sized.cost = cost
+                switch priority {
+                case .interactive:
+                    state.interactive.pushFront(sized)
+                    state.stats.queuedInteractive += 1
+                case .background:
+                    state.background.pushFront(sized)
+                    state.stats.queuedBackground += 1
+                }
+                return false
+            }
+            if runNow { job.body(cost) }
         }
     }
 }

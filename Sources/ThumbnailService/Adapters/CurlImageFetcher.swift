@@ -35,15 +35,25 @@ final class CurlImageFetcher: ImageFetching {
         _ url: SourceURL, revalidating validators: SourceValidators?,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
+        fetch(url, revalidating: validators, progress: { _ in }, completion: completion)
+    }
+
+    func fetch(
+        _ url: SourceURL, revalidating validators: SourceValidators?, progress: @escaping @Sendable (Int) -> Void,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limits.totalTimeout / .nanoseconds(1))
         var conditions: [String] = []
         if let etag = validators?.etag { conditions.append("If-None-Match: \(etag)") }
         if let date = validators?.lastModified { conditions.append("If-Modified-Since: \(date)") }
-        hop(url, redirectsLeft: limits.maxRedirects, deadline: deadline, conditions: conditions, completion: completion)
+        hop(
+            url, redirectsLeft: limits.maxRedirects, deadline: deadline, conditions: conditions, progress: progress,
+            completion: completion)
     }
 
     private func hop(
         _ url: SourceURL, redirectsLeft: Int, deadline: UInt64, conditions: [String],
+        progress: @escaping @Sendable (Int) -> Void,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
         do {
@@ -65,6 +75,7 @@ final class CurlImageFetcher: ImageFetching {
                 return policy.allows(ip)
             })
         request.headers = conditions
+        request.onBodyBytes = progress
         request.responseHeaders = OriginCacheHeaders.names
         multi.start(request) { [self] result in
             switch result {
@@ -98,7 +109,7 @@ final class CurlImageFetcher: ImageFetching {
                     }
                     hop(
                         next, redirectsLeft: redirectsLeft - 1, deadline: deadline, conditions: conditions,
-                        completion: completion)
+                        progress: progress, completion: completion)
                 case 404, 410:
                     completion(
                         .failure(ThumbnailError(.sourceNotFound, "origin answered \(response.status) for \(url)")))

@@ -20,6 +20,10 @@ extension ServiceConfiguration {
             "cache-bytes", \.cache.bytes, 0...(1 << 40),
             "Memory budget for cached originals, decoded copies and thumbnails",
             derivedDefault: "¼ of the cgroup or machine memory limit (the lower), between 64M and 4G"),
+        .bytes(
+            "work-bytes", \.processing.workBytes, (1 << 20)...(1 << 40),
+            "Memory budget for work in progress: fetched originals and decodes (estimated from the header)",
+            derivedDefault: "¼ of the cgroup or machine memory limit (the lower), between 64M and 4G"),
         .int("workers", \.processing.workers, 1...256, "Image worker threads (libvips)", derivedDefault: "cores"),
         .int(
             "queue-capacity", \.processing.queueCapacity, 0...100_000,

@@ -72,6 +72,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var workers = System.coreCount
         /// Misses admitted beyond the ones running; past `workers + queueCapacity` a new miss gets 503.
         public var queueCapacity = 64
+        /// The working-memory budget: everything outside the cache — fetched originals waiting for
+        /// or in processing, fetches in progress, and the decode memory of running jobs (estimated
+        /// from the header). A quarter of the cgroup's or machine's memory limit, 64 MiB to 4 GiB.
+        public var workBytes = MemoryLimit.defaultWorkBytes()
         /// Width × height of the first page, checked before decoding.
         public var maxSourcePixels = 75_000_000
         /// glibc malloc arenas (`M_ARENA_MAX`); 0 leaves glibc's default (8 × cores). Two, because
