@@ -39,15 +39,24 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         /// The longest lifetime a prepared variant may promise downstream caches (the service's
         /// `--cache-max-age`); it never promises more than its original's remaining freshness.
         public var maxPromisedLifetime: Duration
+        /// At most this many fetches to one origin (scheme, host, port) at a time; more wait,
+        /// holding no place in the worker pool (`--max-fetches-per-host`).
+        public var maxFetchesPerOrigin: Int
+        /// How long a request may wait for a fetch slot of its origin and fetch, together (the
+        /// fetcher's deadline, `--fetch-timeout`).
+        public var fetchTimeout: Duration
 
         public init(
             maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10),
-            freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400)
+            freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400),
+            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20)
         ) {
             self.maxSourcePixels = maxSourcePixels
             self.errorTTL = errorTTL
             self.freshness = freshness
             self.maxPromisedLifetime = maxPromisedLifetime
+            self.maxFetchesPerOrigin = maxFetchesPerOrigin
+            self.fetchTimeout = fetchTimeout
         }
     }
 
@@ -71,6 +80,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     private let renderer: ThumbnailRenderer<Imaging>
     private let prepare: @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     let failures: FailedFetches
+    /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
+    let originSlots: OriginSlots
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
     let now: @Sendable () -> ContinuousClock.Instant
@@ -94,6 +105,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         prepare: @escaping @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
+        self.originSlots = OriginSlots(limit: limits.maxFetchesPerOrigin, wait: limits.fetchTimeout, now: now)
         self.policy = limits.freshness
         self.maxPromisedLifetime = limits.maxPromisedLifetime
         self.now = now
@@ -106,7 +118,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
 
     /// Every counter, as one value.
     public var metrics: PipelineMetrics {
-        let (fetches, renders, coalesced, stale) = counters.withLock { $0 }
+        var (fetches, renders, coalesced, stale) = counters.withLock { $0 }
+        (fetches.holdingOriginSlot, fetches.waitingForOriginSlot, fetches.busyOrigins) = originSlots.totals
         var metrics = PipelineMetrics(
             cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
         metrics.servedStale = stale
@@ -200,7 +213,38 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             }
             return
         }
-        original(request.source) { [self] result, wasCached in
+        // The original must be fetched and its origin is at its limit: wait for a fetch slot
+        // without holding a place in the pool (another origin's request could use it), then take a
+        // place again — or hear 503 then, as anyone arriving at that moment would.
+        let originalKey = CacheKey.original(request.source)
+        if cache.peek(originalKey) == nil, !sourceFlights.isInFlight(originalKey) {
+            if let slot = originSlots.tryAcquire(request.source.origin) {
+                return makeFromOriginal(request, spec, key, ticket: ticket, slot: slot)
+            }
+            ticket.release()
+            return originSlots.acquire(request.source.origin) { [self] slot in
+                guard let slot else {
+                    return variantFlights.complete(
+                        key, with: .failure(ThumbnailError(.originTimeout, "no fetch slot of \(request.source.origin)"))
+                    )
+                }
+                guard let ticket = workers.reserve(priority) else {
+                    slot.release()
+                    return variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
+                }
+                makeFromOriginal(request, spec, key, ticket: ticket, slot: slot)
+            }
+        }
+        makeFromOriginal(request, spec, key, ticket: ticket, slot: nil)
+    }
+
+    /// The miss path from the original (cached, or fetched now with `slot` or one taken later).
+    private func makeFromOriginal(
+        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket,
+        slot: OriginSlots.Slot?
+    ) {
+        let copyKey = CacheKey.decoded(request.source)
+        original(request.source, slot: slot) { [self] result, wasCached in
             switch result {
             case .failure(let error):
                 ticket.release()
@@ -361,7 +405,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         // A remembered failure: nothing to do until it expires.
         if failures.failure(of: request.source) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
-        original(request.source) { _, _ in ticket.release() }
+        original(request.source, slot: nil) { _, _ in ticket.release() }
     }
 
     /// Removes the source's original, decoded copy and every variant, and keeps work already in
@@ -381,21 +425,26 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     public func stop() { workers.stop() }
 
     /// The source's bytes: from the cache (`wasCached`), or fetched once however many ask at the
-    /// same time.
+    /// same time (with `slot`, a fetch slot of its origin the caller took; given back when unused).
     private func original(
-        _ source: SourceURL,
+        _ source: SourceURL, slot: OriginSlots.Slot?,
         completion: @escaping @Sendable (_ result: Result<Original, ThumbnailError>, _ wasCached: Bool) -> Void
     ) {
         let key = CacheKey.original(source)
         if case .original(let bytes, let freshness) = cache.value(forKey: key) {
+            slot?.release()
             completion(.success(Original(bytes: bytes, freshness: freshness)), true)
             return
         }
-        guard sourceFlights.join(key, { completion($0, false) }) else { return }
+        guard sourceFlights.join(key, { completion($0, false) }) else {
+            slot?.release()
+            return
+        }
         counters.withLock { $0.fetches.started += 1 }
         // A fetch in progress counts against the work budget by what it holds or was promised.
         let fetching = workers.charge()
-        fetcher.fetch(source, revalidating: nil, progress: { fetching.update($0) }) { [self] answer in
+        fetchWithinOriginLimit(source, revalidating: nil, slot: slot, progress: { fetching.update($0) }) {
+            [self] answer in
             fetching.end()
             let result = answer.flatMap { answer -> Result<Original, ThumbnailError> in
                 switch answer {
@@ -424,6 +473,38 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                 }
             }
             sourceFlights.complete(key, with: result)
+        }
+    }
+
+    /// Fetches `source` holding a fetch slot of its origin: `slot` when the caller took one, else
+    /// one taken now or waited for. The fetch gets what is left of the slot's deadline, so waiting
+    /// and fetching together stay within the fetch timeout. The slot is given back before
+    /// `completion` runs, so whoever hears "done" can use it.
+    func fetchWithinOriginLimit(
+        _ source: SourceURL, revalidating validators: SourceValidators?, slot: OriginSlots.Slot?,
+        progress: (@Sendable (Int) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
+        let start: @Sendable (OriginSlots.Slot) -> Void = { [self] slot in
+            let left = slot.deadline - now()
+            guard left > .zero else {
+                slot.release()
+                return completion(
+                    .failure(ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
+            }
+            fetcher.fetch(source, revalidating: validators, options: FetchOptions(timeLimit: left, progress: progress))
+            {
+                answer in
+                slot.release()
+                completion(answer)
+            }
+        }
+        if let slot { return start(slot) }
+        originSlots.acquire(source.origin) { slot in
+            guard let slot else {
+                return completion(.failure(ThumbnailError(.originTimeout, "no fetch slot of \(source.origin) in time")))
+            }
+            start(slot)
         }
     }
 }

@@ -175,14 +175,14 @@ final class ReportingFetcher: ImageFetching {
         _ url: SourceURL, revalidating validators: SourceValidators?,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
-        fetch(url, revalidating: validators, progress: { _ in }, completion: completion)
+        fetch(url, revalidating: validators, options: FetchOptions(), completion: completion)
     }
 
     func fetch(
-        _ url: SourceURL, revalidating validators: SourceValidators?, progress: @escaping @Sendable (Int) -> Void,
+        _ url: SourceURL, revalidating validators: SourceValidators?, options: FetchOptions,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
-        progress(reported)
+        options.progress?(reported)
         let body = body
         gate.whenOpen {
             DispatchQueue.global().async { completion(.success(.modified(ImageBytes(body), OriginDirectives()))) }

@@ -62,6 +62,15 @@ extension ServiceConfiguration {
         .seconds(
             "error-ttl", \.fetch.errorTTL, 0...3600,
             "How long an origin's failure for a source is answered again without a fetch, seconds (0: off)"),
+        .int(
+            "max-fetches-per-host", \.fetch.maxFetchesPerHost, 1...10_000,
+            "Most fetches to one origin (scheme, host, port) at a time; more wait without holding a worker"),
+        .int(
+            "breaker-failures", \.fetch.breakerFailures, 0...10_000,
+            "Connection failures in a row that make an origin's requests fail at once for the cool-down (0: off)"),
+        .seconds(
+            "breaker-cooldown", \.fetch.breakerCoolDown, 0.1...3600,
+            "How long an open circuit breaker answers at once before one trial request, seconds"),
         .seconds(
             "cache-max-age", \.cache.maxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds",
             wholeSeconds: true),
