@@ -45,11 +45,15 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         /// How long a request may wait for a fetch slot of its origin and fetch, together (the
         /// fetcher's deadline, `--fetch-timeout`).
         public var fetchTimeout: Duration
+        /// What a fetch charges the work budget from its start until it reports its size (the
+        /// declared Content-Length, or the bytes received): a fetch starts only when the budget
+        /// has room, and this keeps a burst from all starting into the same room.
+        public var fetchReservation: Int
 
         public init(
             maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10),
             freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400),
-            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20)
+            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20
         ) {
             self.maxSourcePixels = maxSourcePixels
             self.errorTTL = errorTTL
@@ -57,6 +61,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             self.maxPromisedLifetime = maxPromisedLifetime
             self.maxFetchesPerOrigin = maxFetchesPerOrigin
             self.fetchTimeout = fetchTimeout
+            self.fetchReservation = fetchReservation
         }
     }
 
@@ -82,6 +87,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     let failures: FailedFetches
     /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
     let originSlots: OriginSlots
+    private let fetchReservation: Int
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
     let now: @Sendable () -> ContinuousClock.Instant
@@ -105,6 +111,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         prepare: @escaping @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
+        self.fetchReservation = limits.fetchReservation
         self.originSlots = OriginSlots(limit: limits.maxFetchesPerOrigin, wait: limits.fetchTimeout, now: now)
         self.policy = limits.freshness
         self.maxPromisedLifetime = limits.maxPromisedLifetime
@@ -244,7 +251,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         slot: OriginSlots.Slot?
     ) {
         let copyKey = CacheKey.decoded(request.source)
-        original(request.source, slot: slot) { [self] result, wasCached in
+        original(request.source, slot: slot, priority: ticket.priority) { [self] result, wasCached in
             switch result {
             case .failure(let error):
                 ticket.release()
@@ -405,7 +412,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         // A remembered failure: nothing to do until it expires.
         if failures.failure(of: request.source) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
-        original(request.source, slot: nil) { _, _ in ticket.release() }
+        original(request.source, slot: nil, priority: .background) { _, _ in ticket.release() }
     }
 
     /// Removes the source's original, decoded copy and every variant, and keeps work already in
@@ -427,7 +434,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     /// The source's bytes: from the cache (`wasCached`), or fetched once however many ask at the
     /// same time (with `slot`, a fetch slot of its origin the caller took; given back when unused).
     private func original(
-        _ source: SourceURL, slot: OriginSlots.Slot?,
+        _ source: SourceURL, slot: OriginSlots.Slot?, priority: WorkerPool.Priority,
         completion: @escaping @Sendable (_ result: Result<Original, ThumbnailError>, _ wasCached: Bool) -> Void
     ) {
         let key = CacheKey.original(source)
@@ -441,11 +448,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             return
         }
         counters.withLock { $0.fetches.started += 1 }
-        // A fetch in progress counts against the work budget by what it holds or was promised.
-        let fetching = workers.charge()
-        fetchWithinOriginLimit(source, revalidating: nil, slot: slot, progress: { fetching.update($0) }) {
-            [self] answer in
-            fetching.end()
+        fetchWithinOriginLimit(source, revalidating: nil, slot: slot, priority: priority) { [self] answer in
             let result = answer.flatMap { answer -> Result<Original, ThumbnailError> in
                 switch answer {
                 case .modified(let bytes, let directives):
@@ -476,27 +479,31 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         }
     }
 
-    /// Fetches `source` holding a fetch slot of its origin: `slot` when the caller took one, else
-    /// one taken now or waited for. The fetch gets what is left of the slot's deadline, so waiting
-    /// and fetching together stay within the fetch timeout. The slot is given back before
-    /// `completion` runs, so whoever hears "done" can use it.
+    /// Fetches `source` holding a fetch slot of its origin (`slot` when the caller took one, else
+    /// one taken now or waited for) and a charge of the work budget: the fetch starts once the
+    /// budget has room, charged `fetchReservation` until it reports its size, then by that. It gets
+    /// what is left of the slot's deadline, so waiting and fetching stay within the fetch timeout.
+    /// The slot is given back before `completion` runs (whoever hears "done" can use it), the
+    /// charge after it (by then the original's waiters have charged what they keep of it).
     func fetchWithinOriginLimit(
         _ source: SourceURL, revalidating validators: SourceValidators?, slot: OriginSlots.Slot?,
-        progress: (@Sendable (Int) -> Void)? = nil,
-        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+        priority: WorkerPool.Priority, completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
         let start: @Sendable (OriginSlots.Slot) -> Void = { [self] slot in
-            let left = slot.deadline - now()
-            guard left > .zero else {
-                slot.release()
-                return completion(
-                    .failure(ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
-            }
-            fetcher.fetch(source, revalidating: validators, options: FetchOptions(timeLimit: left, progress: progress))
-            {
-                answer in
-                slot.release()
-                completion(answer)
+            workers.whenRoom(priority, reserving: fetchReservation) { [self] charge in
+                let left = slot.deadline - now()
+                guard left > .zero else {
+                    slot.release()
+                    charge.end()
+                    return completion(
+                        .failure(ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
+                }
+                let options = FetchOptions(timeLimit: left, progress: { charge.update($0) })
+                fetcher.fetch(source, revalidating: validators, options: options) { answer in
+                    slot.release()
+                    completion(answer)
+                    charge.end()
+                }
             }
         }
         if let slot { return start(slot) }

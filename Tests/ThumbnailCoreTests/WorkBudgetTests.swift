@@ -89,8 +89,9 @@ import Testing
         #expect(pool.statistics.queuedBackground == 1)
         #expect(order.entries.isEmpty)
         gate.signal()
+        // Both run now (two workers: which one finishes first is theirs to decide).
         #expect(await eventually(pool) { $0.admitted == 0 })
-        #expect(order.entries == ["interactive", "background"])
+        #expect(order.entries.sorted() == ["background", "interactive"])
     }
 
     @Test func aJobThatDoesNotFitStillRunsWhenNothingElseRuns() async throws {
@@ -141,6 +142,50 @@ import Testing
         let (result, _) = await done
         #expect(try text(result) == "w=100,h=50")
         #expect(await pipeline.eventually { $0.workers.workInUse == 0 && $0.workers.admitted == 0 })
+    }
+
+    @Test func aFetchStartsOnlyWhenTheBudgetHasRoom() async throws {
+        let fetcher = FakeFetcher([photo: .success([100, 50])])
+        let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: pool, fetcher: fetcher,
+            imaging: FakeImaging()
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        // Originals waiting for their jobs (played by one charge) fill the budget.
+        let waiting = pool.charge(8 << 20)
+        let req = try request(photo)
+        async let done = pipeline.thumbnail(req)
+        #expect(await pipeline.eventually { $0.workers.waitingForRoom == 1 })
+        #expect(fetcher.total == 0)
+        waiting.update(7 << 20)  // room again: the fetch starts, charged its reservation
+        let (result, _) = await done
+        #expect(try text(result) == "w=100,h=50")
+        #expect(fetcher.total == 1)
+        #expect(await pipeline.eventually { $0.workers.workInUse == 7 << 20 && $0.workers.admitted == 0 })
+        waiting.end()
+    }
+
+    @Test func roomGoesToInteractiveFetchesFirst() {
+        let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 100)
+        let full = pool.charge(100)
+        let order = OrderLog()
+        let charges = Mutex<[WorkerPool.Charge]>([])
+        pool.whenRoom(.background, reserving: 60) { charge in
+            order.append("background")
+            charges.withLock { $0.append(charge) }
+        }
+        pool.whenRoom(.interactive, reserving: 60) { charge in
+            order.append("interactive")
+            charges.withLock { $0.append(charge) }
+        }
+        #expect(pool.statistics.waitingForRoom == 2)
+        full.update(50)  // room for one: it takes 50 + 60, over the budget, so the next waits
+        #expect(order.entries == ["interactive"])
+        full.end()
+        #expect(order.entries == ["interactive", "background"])
+        #expect(pool.statistics.workInUse == 120)
+        charges.withLock { $0.forEach { $0.end() } }
+        #expect(pool.statistics.workInUse == 0)
     }
 
     @Test func theModelFollowsShrinkOnLoadAndWhatDecodersHoldWhole() {

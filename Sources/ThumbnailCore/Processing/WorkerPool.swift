@@ -24,7 +24,7 @@ public final class WorkerPool: Sendable {
     /// nothing to run; either way the place is freed exactly once.
     public final class Ticket: Sendable {
         fileprivate let pool: WorkerPool
-        fileprivate let priority: Priority
+        public let priority: Priority
         private let used = Atomic<Bool>(false)
 
         fileprivate init(pool: WorkerPool, priority: Priority) {
@@ -75,15 +75,20 @@ public final class WorkerPool: Sendable {
         public var workInUse = 0
         /// Sized jobs running, each holding its estimate.
         public var runningCharged = 0
+        /// Fetches waiting for room in the work budget before they start (`whenRoom`).
+        public var waitingForRoom = 0
     }
 
     /// Bytes charged against the work budget from outside a job (a fetch in progress, an original
     /// waiting for its job); changed with `update`, given back by `end` or when dropped.
     public final class Charge: Sendable {
         private let pool: WorkerPool
-        private let bytes = Mutex<Int?>(0)
+        private let bytes: Mutex<Int?>
 
-        fileprivate init(pool: WorkerPool) { self.pool = pool }
+        fileprivate init(pool: WorkerPool, charged: Int = 0) {
+            self.pool = pool
+            self.bytes = Mutex(charged)
+        }
 
         /// Charges `total` bytes from now on instead of what was charged before.
         public func update(_ total: Int) {
@@ -145,6 +150,11 @@ public final class WorkerPool: Sendable {
         }
     }
 
+    private struct RoomWaiter {
+        let bytes: Int
+        let start: @Sendable (Charge) -> Void
+    }
+
     /// A queued job. `cost` is nil until sized; `size` (if any) says how many bytes it needs.
     private struct Job {
         var cost: Int?
@@ -155,6 +165,8 @@ public final class WorkerPool: Sendable {
     private struct State {
         var interactive = JobQueue()
         var background = JobQueue()
+        /// Fetches waiting for room in the budget, interactive first (see `whenRoom`).
+        var roomWaiters: (interactive: [RoomWaiter], background: [RoomWaiter]) = ([], [])
         var stats = Statistics()
         var stopping = false
     }
@@ -209,8 +221,56 @@ public final class WorkerPool: Sendable {
         return charge
     }
 
+    /// Calls `start` — now, or once the budget has room — with a charge of `bytes`: what a fetch
+    /// reserves before it starts (it then updates the charge as it learns its size). Room means
+    /// that what is charged is under the budget, so once the budget is full no new fetch starts
+    /// until decodes, waiting originals or other fetches give memory back. Interactive fetches are
+    /// started before background ones; `start` runs outside the lock, on the thread that freed room.
+    public func whenRoom(_ priority: Priority, reserving bytes: Int, _ start: @escaping @Sendable (Charge) -> Void) {
+        let waiter = RoomWaiter(bytes: max(0, bytes), start: start)
+        let now = state.withLock { state -> Bool in
+            if state.stats.workInUse < workBudget && state.stats.waitingForRoom == 0 {
+                state.stats.workInUse += waiter.bytes
+                return true
+            }
+            switch priority {
+            case .interactive: state.roomWaiters.interactive.append(waiter)
+            case .background: state.roomWaiters.background.append(waiter)
+            }
+            state.stats.waitingForRoom += 1
+            return false
+        }
+        if now { start(Charge(pool: self, charged: waiter.bytes)) }
+    }
+
     fileprivate func adjust(by delta: Int) {
-        state.withLock { $0.stats.workInUse += delta }
+        guard delta < 0 else { return state.withLock { $0.stats.workInUse += delta } }
+        giveBack(-delta)
+    }
+
+    /// Lowers what is charged by `bytes` (plus any job bookkeeping done in `also`), then starts the
+    /// fetches that now have room.
+    private func giveBack(_ bytes: Int, also: (inout State) -> Void = { _ in }) {
+        let ready = state.withLock { state -> [RoomWaiter] in
+            state.stats.workInUse -= bytes
+            also(&state)
+            var ready: [RoomWaiter] = []
+            while state.stats.workInUse < workBudget {
+                let next: RoomWaiter
+                if !state.roomWaiters.interactive.isEmpty {
+                    next = state.roomWaiters.interactive.removeFirst()
+                } else if !state.roomWaiters.background.isEmpty {
+                    next = state.roomWaiters.background.removeFirst()
+                } else {
+                    break
+                }
+                state.stats.waitingForRoom -= 1
+                state.stats.workInUse += next.bytes
+                ready.append(next)
+            }
+            return ready
+        }
+        for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes)) }
     }
 
     /// Lets the workers finish what is queued, then end. New reservations fail.
@@ -224,10 +284,9 @@ public final class WorkerPool: Sendable {
     ) {
         let body: @Sendable (Int) -> Void = { [self] charged in
             let result = work()
-            state.withLock {
+            giveBack(charged) {
                 $0.stats.running -= 1
                 $0.stats.admitted -= 1
-                $0.stats.workInUse -= charged
                 if size != nil { $0.stats.runningCharged -= 1 }
             }
             deliver(result)
