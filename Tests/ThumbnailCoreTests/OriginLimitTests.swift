@@ -74,6 +74,31 @@ import Testing
         #expect(slots.originCount == 0)
     }
 
+    @Test func aRequestThatWaitedPastTheFetchDeadlineIsA504() async throws {
+        let clock = FakeClock()
+        let fetcher = PerHostFetcher(stalledHost: "stalled.example")
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
+            workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: FakeImaging(),
+            limits: .init(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)), now: { clock.now }
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let first = try request("http://stalled.example/1.jpg")
+        let second = try request("http://stalled.example/2.jpg")
+        async let firstResult = pipeline.thumbnail(first)
+        #expect(await pipeline.eventually { $0.fetches.holdingOriginSlot == 1 })
+        async let secondResult = pipeline.thumbnail(second)
+        #expect(await pipeline.eventually { $0.fetches.waitingForOriginSlot == 1 })
+        clock.advance(.seconds(21))
+        fetcher.gate.open()
+        #expect(try text(await firstResult.0) == "w=100,h=50")
+        guard case .failure(let error) = await secondResult.0 else {
+            Issue.record("expected a timeout")
+            return
+        }
+        #expect(error.code == .originTimeout)
+        #expect(fetcher.started(host: "stalled.example") == 1)
+    }
+
     @Test func requestsWaitingForAStalledOriginHoldNoPlaceInThePool() async throws {
         let fetcher = PerHostFetcher(stalledHost: "stalled.example")
         let pipeline = FakePipeline(

@@ -101,6 +101,20 @@ import ThumbnailCore
         #expect(!h.app.fetcher.breaker.isOpen(try SourceURL(parsing: h.origin.url("/")).origin))
     }
 
+    @Test func anOriginThatTimesOutIsAnswered504AtOnce() async throws {
+        let h = try Harness(routes: ["/slow.jpg": .hang, "/other.jpg": .hang]) {
+            $0.fetch.breakerFailures = 1
+            $0.fetch.errorTTL = .zero
+            $0.fetch.timeout = .milliseconds(300)
+        }
+        try expectProblem(try await h.get(h.thumb("/slow.jpg")), 504)
+        // Open after one deadline miss: a timeout, so 504, and the origin is not asked.
+        let refused = try await h.get(h.thumb("/other.jpg"))
+        try expectProblem(refused, 504)
+        #expect(try refused.problem()["type"] as? String == "urn:thumbd:problem:origin-timeout")
+        #expect(h.origin.requestCount(path: "/other.jpg") == 0)
+    }
+
     @Test func anOriginAnswering5xxNeverOpensIt() async throws {
         let h = try Harness(routes: ["/e.jpg": .status(503)]) {
             $0.fetch.breakerFailures = 2
