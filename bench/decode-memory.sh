@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The decode-memory model against measurement, one fresh process per image (thumbd-bench memory):
-# for every image of bench/corpus (or the directory given), a first size at WIDTH (default 300) and
-# the reusable-copy decode; prints a table of estimate, measured RSS rise and libvips' tracked
-# high-water, and fails when any estimate is more than 10 % under the measured rise.
+# for every image of bench/corpus (or the directory given), a first size at WIDTH (default 300),
+# the reusable-copy decode and a cut from that copy; prints a table of estimate, measured RSS rise
+# and libvips' tracked high-water, and fails when any estimate is more than 10 % under the measured rise.
 # Short: about a second per image. Usage: bench/decode-memory.sh [DIR] [WIDTH]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,7 +15,7 @@ printf '|---|---|---|---|---|---|---|---|---|\n'
 worst=99
 for file in "$corpus"/*.jpg "$corpus"/*.jpeg "$corpus"/*.png "$corpus"/*.webp; do
   [ -f "$file" ] || continue
-  for path in first copy; do
+  for path in first copy cut; do
     line="$("$bin" memory "$file" --width "$width" --path "$path")"
     python3 - "$line" <<'PY'
 import json, sys

@@ -2,6 +2,8 @@
 /// kind), the worker pool, the fetches and the renders. The seam the service's `/metrics` reads.
 public struct PipelineMetrics: Sendable, Equatable {
     public var cache: CacheMetrics
+    /// Admission and queues, and the working-memory budget: `workBudget` (`--work-bytes`),
+    /// `workInUse` (fetches, waiting originals, running decodes' estimates), `waitingForRoom`.
     public var workers: WorkerPool.Statistics
     public var fetches: Fetches
     public var renders: Renders

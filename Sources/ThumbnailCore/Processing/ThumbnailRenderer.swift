@@ -48,7 +48,12 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
 
     /// The memory a cut from a decoded copy needs: its private copy of the pixels, and the output.
     public func cutEstimate(_ copy: DecodedSource<Imaging.Decoded>, spec: TransformSpec) -> Int {
-        copy.byteCount + estimate(SourceInfo(format: .png, width: copy.width, height: copy.height), spec: spec)
+        // The copy streams like a PNG (no shrink-on-load), with its own bands and alpha.
+        let bands = max(1, copy.byteCount / max(1, copy.width * copy.height))
+        let pixels = SourceInfo(
+            format: .png, width: copy.width, height: copy.height, hasAlpha: copy.source.hasAlpha && bands % 2 == 0,
+            bands: bands)
+        return copy.byteCount + estimate(pixels, spec: spec)
     }
 
     /// The first size of a source: streamed from the original, nothing kept.
