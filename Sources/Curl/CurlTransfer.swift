@@ -18,6 +18,8 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var easy: UnsafeMutableRawPointer?
     private let body = CurlBody()
     private var reservedForDeclaredLength = false
+    /// What `onBodyBytes` was last told.
+    private var reportedBytes = 0
     /// Set when the write callback refused bytes over the cap: wins over the CURLcode.
     private var bodyTooLarge = false
     private var refusedAddresses = 0
@@ -176,11 +178,21 @@ final class CurlTransfer: @unchecked Sendable {
                 declared > 0
             {
                 body.reserve(Int(declared), limit: request.maxBodyBytes)
+                report(min(Int(declared), request.maxBodyBytes))
             }
         }
-        if body.append(data, length, limit: request.maxBodyBytes) { return length }
+        if body.append(data, length, limit: request.maxBodyBytes) {
+            if body.count >= reportedBytes + (256 << 10) { report(body.count) }
+            return length
+        }
         if length > request.maxBodyBytes - body.count { bodyTooLarge = true }
         return 0  // != length: libcurl aborts the transfer
+    }
+
+    private func report(_ bytes: Int) {
+        guard let onBodyBytes = request.onBodyBytes else { return }
+        reportedBytes = bytes
+        onBodyBytes(bytes)
     }
 
     private func openSocket(_ purpose: curlsocktype, _ address: UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t {

@@ -11,6 +11,9 @@ public enum CurlTransferError: Error, Sendable, Equatable {
     case couldNotResolve
     /// No connection could be made (refused, unreachable).
     case couldNotConnect
+    /// The connection broke: reset or closed while sending or receiving, or closed before any
+    /// answer (CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING).
+    case connectionLost
     /// Malformed URL, or a scheme other than http/https.
     case invalidURL
     /// ``CurlMulti/shutdown()`` ran before the transfer finished, or the transfer was started after it.
@@ -36,10 +39,21 @@ extension CurlTransferError {
         case CURLE_OPERATION_TIMEDOUT: self = .timedOut
         case CURLE_COULDNT_RESOLVE_HOST: self = .couldNotResolve
         case CURLE_COULDNT_CONNECT: self = .couldNotConnect
+        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING: self = .connectionLost
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: self = .invalidURL
         // MAXFILESIZE: a declared Content-Length above the cap.
         case CURLE_FILESIZE_EXCEEDED: self = .bodyTooLarge
         default: self = .failed(code: Int(code.rawValue))
+        }
+    }
+
+    /// Whether the origin itself is unreachable or broke the connection — refused, reset, no
+    /// answer, or a connect or total timeout — rather than having answered something (any HTTP
+    /// status is an answer) or been refused by us. A circuit breaker counts these.
+    public var isConnectionLevel: Bool {
+        switch self {
+        case .couldNotConnect, .connectionLost, .timedOut: true
+        case .refusedByPolicy, .bodyTooLarge, .couldNotResolve, .invalidURL, .cancelled, .failed: false
         }
     }
 }

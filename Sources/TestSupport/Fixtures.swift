@@ -39,12 +39,16 @@ public enum Fixtures {
 
     /// Quadrant-pattern JPEG. `orientation` writes that EXIF orientation tag (the pixels are
     /// stored as given, so a viewer applying the tag sees them rotated).
-    public static func jpeg(width: Int, height: Int, quality: Int = 90, orientation: Int? = nil) -> [UInt8] {
+    /// `progressive` writes a progressive JPEG (its decoder holds every coefficient).
+    public static func jpeg(
+        width: Int, height: Int, quality: Int = 90, orientation: Int? = nil, progressive: Bool = false
+    ) -> [UInt8] {
         let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
         if let orientation { image.setInt("orientation", orientation) }
         // strip=false keeps the orientation field, which jpegsave writes as the EXIF tag.
-        return image.save("jpegsave_buffer", options: jpegOptions(quality: quality, strip: false))
+        return image.save(
+            "jpegsave_buffer", options: jpegOptions(quality: quality, strip: false, interlace: progressive))
     }
 
     /// Quadrant-pattern PNG, optionally with alpha (see `quadrants`).
@@ -148,7 +152,7 @@ public enum Fixtures {
 
     /// The one JPEG encoder setting of every fixture: optimised Huffman tables, baseline, as the
     /// service encodes by default; only quality and whether metadata stays differ.
-    static func jpegOptions(quality: Int, strip: Bool) -> String {
-        "Q=\(quality),strip=\(strip),optimize_coding=true,interlace=false"
+    static func jpegOptions(quality: Int, strip: Bool, interlace: Bool = false) -> String {
+        "Q=\(quality),strip=\(strip),optimize_coding=true,interlace=\(interlace)"
     }
 }

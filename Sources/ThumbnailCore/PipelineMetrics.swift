@@ -2,6 +2,8 @@
 /// kind), the worker pool, the fetches and the renders. The seam the service's `/metrics` reads.
 public struct PipelineMetrics: Sendable, Equatable {
     public var cache: CacheMetrics
+    /// Admission and queues, and the working-memory budget: `workBudget` (`--work-bytes`),
+    /// `workInUse` (fetches, waiting originals, running decodes' estimates), `waitingForRoom`.
     public var workers: WorkerPool.Statistics
     public var fetches: Fetches
     public var renders: Renders
@@ -27,6 +29,11 @@ public struct PipelineMetrics: Sendable, Equatable {
         public var notModified = 0
         /// Revalidations that brought different bytes (the old original and all made from it dropped).
         public var changed = 0
+        /// Now: fetches holding a slot of their origin, requests waiting for one (holding no place
+        /// in the pool), and origins with either (`--max-fetches-per-host`).
+        public var holdingOriginSlot = 0
+        public var waitingForOriginSlot = 0
+        public var busyOrigins = 0
 
         public init() {}
     }

@@ -95,7 +95,8 @@ extension ThumbnailPipeline {
         let key = CacheKey.original(source)
         guard revalidations.join(key, completion) else { return }
         counters.withLock { $0.fetches.revalidations += 1 }
-        fetcher.fetch(source, revalidating: freshness.validators) { [self] answer in
+        fetchWithinOriginLimit(source, revalidating: freshness.validators, slot: nil, priority: .interactive) {
+            [self] answer in
             revalidations.complete(key, with: settle(source, freshness, answer))
         }
     }

@@ -39,15 +39,29 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         /// The longest lifetime a prepared variant may promise downstream caches (the service's
         /// `--cache-max-age`); it never promises more than its original's remaining freshness.
         public var maxPromisedLifetime: Duration
+        /// At most this many fetches to one origin (scheme, host, port) at a time; more wait,
+        /// holding no place in the worker pool (`--max-fetches-per-host`).
+        public var maxFetchesPerOrigin: Int
+        /// How long a request may wait for a fetch slot of its origin and fetch, together (the
+        /// fetcher's deadline, `--fetch-timeout`).
+        public var fetchTimeout: Duration
+        /// What a fetch charges the work budget from its start until it reports its size (the
+        /// declared Content-Length, or the bytes received): a fetch starts only when the budget
+        /// has room, and this keeps a burst from all starting into the same room.
+        public var fetchReservation: Int
 
         public init(
             maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10),
-            freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400)
+            freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400),
+            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20
         ) {
             self.maxSourcePixels = maxSourcePixels
             self.errorTTL = errorTTL
             self.freshness = freshness
             self.maxPromisedLifetime = maxPromisedLifetime
+            self.maxFetchesPerOrigin = maxFetchesPerOrigin
+            self.fetchTimeout = fetchTimeout
+            self.fetchReservation = fetchReservation
         }
     }
 
@@ -71,6 +85,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     private let renderer: ThumbnailRenderer<Imaging>
     private let prepare: @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     let failures: FailedFetches
+    /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
+    let originSlots: OriginSlots
+    private let fetchReservation: Int
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
@@ -94,6 +111,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         prepare: @escaping @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
+        self.fetchReservation = limits.fetchReservation
+        self.originSlots = OriginSlots(limit: limits.maxFetchesPerOrigin, wait: limits.fetchTimeout, now: now)
         self.policy = limits.freshness
         self.maxPromisedLifetime = limits.maxPromisedLifetime
         self.now = now
@@ -106,7 +125,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
 
     /// Every counter, as one value.
     public var metrics: PipelineMetrics {
-        let (fetches, renders, coalesced, stale) = counters.withLock { $0 }
+        var (fetches, renders, coalesced, stale) = counters.withLock { $0 }
+        (fetches.holdingOriginSlot, fetches.waitingForOriginSlot, fetches.busyOrigins) = originSlots.totals
         var metrics = PipelineMetrics(
             cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
         metrics.servedStale = stale
@@ -193,7 +213,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         let copyKey = CacheKey.decoded(request.source)
         if case .decoded(let copy, let freshness) = cache.value(forKey: copyKey), copy.canServe(spec) {
             // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
-            ticket.run { [self] in
+            ticket.run(costing: { [renderer] in renderer.cutEstimate(copy, spec: spec) }) { [self] in
                 store(
                     render(\.fromCopy) { () throws(ThumbnailError) in try renderer.render(decoded: copy, spec: spec) },
                     key, freshness)
@@ -202,7 +222,38 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             }
             return
         }
-        original(request.source) { [self] result, wasCached in
+        // The original must be fetched and its origin is at its limit: wait for a fetch slot
+        // without holding a place in the pool (another origin's request could use it), then take a
+        // place again — or hear 503 then, as anyone arriving at that moment would.
+        let originalKey = CacheKey.original(request.source)
+        if cache.peek(originalKey) == nil, !sourceFlights.isInFlight(originalKey) {
+            if let slot = originSlots.tryAcquire(request.source.origin) {
+                return makeFromOriginal(request, spec, key, ticket: ticket, slot: slot)
+            }
+            ticket.release()
+            return originSlots.acquire(request.source.origin) { [self] slot in
+                guard let slot else {
+                    return variantFlights.complete(
+                        key, with: .failure(ThumbnailError(.originTimeout, "no fetch slot of \(request.source.origin)"))
+                    )
+                }
+                guard let ticket = workers.reserve(priority) else {
+                    slot.release()
+                    return variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
+                }
+                makeFromOriginal(request, spec, key, ticket: ticket, slot: slot)
+            }
+        }
+        makeFromOriginal(request, spec, key, ticket: ticket, slot: nil)
+    }
+
+    /// The miss path from the original (cached, or fetched now with `slot` or one taken later).
+    private func makeFromOriginal(
+        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket,
+        slot: OriginSlots.Slot?
+    ) {
+        let copyKey = CacheKey.decoded(request.source)
+        original(request.source, slot: slot, priority: ticket.priority) { [self] result, wasCached in
             switch result {
             case .failure(let error):
                 ticket.release()
@@ -210,7 +261,14 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             case .success(let original):
                 let bytes = original.bytes
                 let freshness = original.freshness
-                ticket.run { [self] in
+                // A fetched original is outside the cache budget until its job is done: it counts
+                // against the work budget meanwhile (a cached one is in the cache's already).
+                let held = workers.charge(wasCached ? 0 : bytes.count)
+                ticket.run(costing: { [self] in estimate(bytes, spec, keepingCopy: wasCached) }) { [self] in
+                    defer { held.end() }
+                    if let refusal = memoryRefusal(bytes, spec, keepingCopy: wasCached) {
+                        return .failure(countedFailure(refusal))
+                    }
                     guard wasCached else {
                         // The first size of this source: streamed, nothing else kept.
                         return store(
@@ -233,6 +291,38 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                 }
             }
         }
+    }
+
+    /// A job's decode memory, from the header (`DecodeMemory`): what the work budget charges it.
+    /// An unreadable header costs nothing (the job fails at once); an estimate over the whole
+    /// budget neither (the job is refused at once, `memoryRefusal`).
+    private func estimate(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
+        guard let info = try? renderer.inspect(bytes) else { return 0 }
+        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
+        return estimate > workers.workBudget ? 0 : estimate
+    }
+
+    private func jobEstimate(_ info: SourceInfo, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
+        let first = renderer.estimate(info, spec: spec)
+        guard keepingCopy else { return first }
+        // A later size decodes the reusable copy and cuts from it, or streams as a first size does.
+        let box = ThumbnailRenderer<Imaging>.copyBox(for: info)
+        return max(first, renderer.copyEstimate(info) + box.width * box.height * max(1, info.bands))
+    }
+
+    /// `tooMuchMemory` when the job's estimate alone is over the work budget: refused before any
+    /// decode (waiting could never make it fit).
+    private func memoryRefusal(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> ThumbnailError? {
+        guard workers.workBudget < .max, let info = try? renderer.inspect(bytes) else { return nil }
+        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
+        guard estimate > workers.workBudget else { return nil }
+        return ThumbnailError(
+            .tooMuchMemory, "decode estimate \(estimate) bytes is over the \(workers.workBudget)-byte work budget")
+    }
+
+    private func countedFailure(_ error: ThumbnailError) -> ThumbnailError {
+        counters.withLock { $0.renders.failed[error.code, default: 0] += 1 }
+        return error
     }
 
     /// Runs one render and counts it under `counter`, or its failure by code.
@@ -324,7 +414,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         // A remembered failure: nothing to do until it expires.
         if failures.failure(of: request.source) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
-        original(request.source) { _, _ in ticket.release() }
+        original(request.source, slot: nil, priority: .background) { _, _ in ticket.release() }
     }
 
     /// Removes the source's original, decoded copy and every variant, and keeps work already in
@@ -344,19 +434,23 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     public func stop() { workers.stop() }
 
     /// The source's bytes: from the cache (`wasCached`), or fetched once however many ask at the
-    /// same time.
+    /// same time (with `slot`, a fetch slot of its origin the caller took; given back when unused).
     private func original(
-        _ source: SourceURL,
+        _ source: SourceURL, slot: OriginSlots.Slot?, priority: WorkerPool.Priority,
         completion: @escaping @Sendable (_ result: Result<Original, ThumbnailError>, _ wasCached: Bool) -> Void
     ) {
         let key = CacheKey.original(source)
         if case .original(let bytes, let freshness) = cache.value(forKey: key) {
+            slot?.release()
             completion(.success(Original(bytes: bytes, freshness: freshness)), true)
             return
         }
-        guard sourceFlights.join(key, { completion($0, false) }) else { return }
+        guard sourceFlights.join(key, { completion($0, false) }) else {
+            slot?.release()
+            return
+        }
         counters.withLock { $0.fetches.started += 1 }
-        fetcher.fetch(source, revalidating: nil) { [self] answer in
+        fetchWithinOriginLimit(source, revalidating: nil, slot: slot, priority: priority) { [self] answer in
             let result = answer.flatMap { answer -> Result<Original, ThumbnailError> in
                 switch answer {
                 case .modified(let bytes, let directives):
@@ -384,6 +478,42 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                 }
             }
             sourceFlights.complete(key, with: result)
+        }
+    }
+
+    /// Fetches `source` holding a fetch slot of its origin (`slot` when the caller took one, else
+    /// one taken now or waited for) and a charge of the work budget: the fetch starts once the
+    /// budget has room, charged `fetchReservation` until it reports its size, then by that. It gets
+    /// what is left of the slot's deadline, so waiting and fetching stay within the fetch timeout.
+    /// The slot is given back before `completion` runs (whoever hears "done" can use it), the
+    /// charge after it (by then the original's waiters have charged what they keep of it).
+    func fetchWithinOriginLimit(
+        _ source: SourceURL, revalidating validators: SourceValidators?, slot: OriginSlots.Slot?,
+        priority: WorkerPool.Priority, completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
+        let start: @Sendable (OriginSlots.Slot) -> Void = { [self] slot in
+            workers.whenRoom(priority, reserving: fetchReservation) { [self] charge in
+                let left = slot.deadline - now()
+                guard left > .zero else {
+                    slot.release()
+                    charge.end()
+                    return completion(
+                        .failure(ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
+                }
+                let options = FetchOptions(timeLimit: left, progress: { charge.update($0) })
+                fetcher.fetch(source, revalidating: validators, options: options) { answer in
+                    slot.release()
+                    completion(answer)
+                    charge.end()
+                }
+            }
+        }
+        if let slot { return start(slot) }
+        originSlots.acquire(source.origin) { slot in
+            guard let slot else {
+                return completion(.failure(ThumbnailError(.originTimeout, "no fetch slot of \(source.origin) in time")))
+            }
+            start(slot)
         }
     }
 }

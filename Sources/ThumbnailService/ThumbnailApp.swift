@@ -17,7 +17,7 @@ public final class ThumbnailApp: Sendable {
     public let pipeline: Pipeline
     let log: RequestLog
     private let server: HTTPServer
-    private let fetcher: CurlImageFetcher
+    let fetcher: CurlImageFetcher
     private let stopping = Atomic<Bool>(false)
 
     /// Builds everything; nothing listens until `start()`.
@@ -37,12 +37,15 @@ public final class ThumbnailApp: Sendable {
             policy: policy,
             limits: .init(
                 connectTimeout: configuration.fetch.connectTimeout, totalTimeout: configuration.fetch.timeout,
-                maxBytes: configuration.fetch.maxSourceBytes), now: now)
+                maxBytes: configuration.fetch.maxSourceBytes, breakerFailures: configuration.fetch.breakerFailures,
+                breakerCoolDown: configuration.fetch.breakerCoolDown), now: now, clock: clock,
+            log: { log.event($0) })
         let freshness = configuration.freshness
         let pipeline = Pipeline(
             cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
             workers: WorkerPool(
-                workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity),
+                workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity,
+                workBudget: configuration.processing.workBytes),
             fetcher: custom ?? fetcher, imaging: VipsImaging(),
             limits: .init(
                 maxSourcePixels: configuration.processing.maxSourcePixels, errorTTL: configuration.fetch.errorTTL,
@@ -50,7 +53,8 @@ public final class ThumbnailApp: Sendable {
                     minimum: freshness.minSourceTTL, maximum: freshness.maxSourceTTL,
                     fallback: freshness.defaultSourceTTL, staleWhileRevalidate: freshness.staleWhileRevalidate,
                     staleIfError: freshness.staleIfError),
-                maxPromisedLifetime: configuration.cache.maxAge),
+                maxPromisedLifetime: configuration.cache.maxAge,
+                maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout),
             now: clock
         ) { image, fingerprint, lifetime in
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).

@@ -25,6 +25,14 @@ public enum Vips {
         return true
     }()
 
+    /// The most memory libvips' own allocator (`vips_tracked_malloc`: pixel buffers, line caches)
+    /// has held at once since start, for `thumbd-bench memory`. It does not see what the codecs
+    /// allocate themselves (libjpeg's coefficient arrays), so the bench reads the peak RSS as well.
+    package static func trackedMemoryHighWater() -> Int {
+        initialize()
+        return Int(vips_tracked_get_mem_highwater())
+    }
+
     /// Number of live libvips objects (images, regions, operations, ...) in the process, for the
     /// leak tests (TestSupport's `Fixtures.liveVipsObjectCount`): compared before and after many
     /// calls, it catches a missing unref. `package`: a count of everything alive process-wide is
@@ -56,7 +64,8 @@ public enum Vips {
         let image = try VipsPipeline.open(bytes)
         return VipsHeader(
             loader: loader, width: image.width, height: image.pageHeight, pageCount: image.pageCount,
-            bands: image.bands, hasAlpha: image.hasAlpha, orientation: image.orientation)
+            bands: image.bands, hasAlpha: image.hasAlpha, orientation: image.orientation,
+            bytesPerSample: image.bytesPerSample, interlaced: image.interlaced)
     }
 
     /// A thumbnail of exactly `cut`'s size (clamped to the input: never upscaled): first page, EXIF

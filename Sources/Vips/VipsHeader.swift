@@ -14,9 +14,15 @@ public struct VipsHeader: Sendable, Equatable {
     public let hasAlpha: Bool
     /// The EXIF orientation, 1...8; 1 when the image has none.
     public let orientation: Int
+    /// Bytes of one sample of one band as decoded (1 for 8-bit, 2 for 16-bit PNG/TIFF, 4 for float).
+    public let bytesPerSample: Int
+    /// A progressive JPEG or an interlaced (Adam7) PNG: its decoder must hold the whole image (all
+    /// DCT coefficients, or every pass) before the first row comes out, whatever the output size.
+    public let interlaced: Bool
 
     public init(
-        loader: String, width: Int, height: Int, pageCount: Int, bands: Int, hasAlpha: Bool, orientation: Int
+        loader: String, width: Int, height: Int, pageCount: Int, bands: Int, hasAlpha: Bool, orientation: Int,
+        bytesPerSample: Int = 1, interlaced: Bool = false
     ) {
         self.loader = loader
         self.width = width
@@ -25,6 +31,8 @@ public struct VipsHeader: Sendable, Equatable {
         self.bands = bands
         self.hasAlpha = hasAlpha
         self.orientation = orientation
+        self.bytesPerSample = bytesPerSample
+        self.interlaced = interlaced
     }
 
     /// Width after the EXIF orientation is applied (orientations 5...8 swap the axes).

@@ -37,6 +37,15 @@ final class VipsImageHandle {
     var pageCount: Int { Int(vips_image_get_n_pages(pointer)) }
     /// EXIF orientation 1...8, 1 when absent or invalid.
     var orientation: Int { Int(vips_image_get_orientation(pointer)) }
+    /// Bytes per band sample of the image as it is (`vips_format_sizeof` of its band format).
+    var bytesPerSample: Int { Int(vips_format_sizeof(pointer.pointee.BandFmt)) }
+    /// Whether the loader reported a progressive JPEG or an interlaced PNG (libvips' "interlaced" field).
+    var interlaced: Bool {
+        var value: Int32 = 0
+        return vips_image_get_typeof(pointer, "interlaced") != 0
+            && vips_image_get_int(pointer, "interlaced", &value) == 0
+            && value != 0
+    }
     /// Whether the orientation swaps width and height.
     var orientationSwapsAxes: Bool { vips_image_get_orientation_swap(pointer) != 0 }
 

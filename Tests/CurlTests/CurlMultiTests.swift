@@ -259,6 +259,43 @@ import Testing
         let result = await fetch(request(url))
 
         #expect(error(result) == .couldNotConnect)
+        #expect(error(result)?.isConnectionLevel == true)
+        multi.shutdown()
+    }
+
+    @Test func aConnectionClosedWithoutAnAnswerIsLostAndConnectionLevel() async throws {
+        let origin = try TestOrigin(routes: ["/x.jpg": .raw([])])
+        defer { origin.stop() }
+
+        let result = await fetch(request(origin.url("/x.jpg")))
+
+        // CURLE_GOT_NOTHING: the origin took the request and closed without a byte.
+        #expect(error(result) == .connectionLost)
+        #expect(error(result)?.isConnectionLevel == true)
+        #expect(CurlTransferError.bodyTooLarge.isConnectionLevel == false)
+        #expect(CurlTransferError.refusedByPolicy.isConnectionLevel == false)
+        multi.shutdown()
+    }
+
+    @Test func bodyBytesAreReportedFromTheDeclaredLengthThenAsTheyArrive() async throws {
+        let big = [UInt8](repeating: 7, count: 700_000)
+        let origin = try TestOrigin(routes: [
+            "/declared.jpg": .ok(big), "/chunked.jpg": .chunked([Array(big[..<350_000]), Array(big[350_000...])]),
+        ])
+        defer { origin.stop() }
+        let reports = Mutex<[Int]>([])
+        var declared = request(origin.url("/declared.jpg"))
+        declared.onBodyBytes = { bytes in reports.withLock { $0.append(bytes) } }
+        _ = try await fetch(declared).get()
+        // The Content-Length at once; no more reports, since the body never passes it.
+        #expect(reports.withLock { $0 } == [700_000])
+
+        reports.withLock { $0 = [] }
+        var chunked = request(origin.url("/chunked.jpg"))
+        chunked.onBodyBytes = { bytes in reports.withLock { $0.append(bytes) } }
+        _ = try await fetch(chunked).get()
+        let seen = reports.withLock { $0 }
+        #expect(!seen.isEmpty && seen == seen.sorted() && seen.last! >= 256 << 10 && seen.last! <= 700_000)
         multi.shutdown()
     }
 

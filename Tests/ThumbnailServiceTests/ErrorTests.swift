@@ -111,6 +111,20 @@ import Testing
         try expectProblem(try await tight.get(tight.thumb("/p.jpg")), 422)
     }
 
+    @Test func aDecodeOverTheWorkBudgetIsRefusedWithoutDecoding() async throws {
+        let progressive = Fixtures.jpeg(width: 1200, height: 900, progressive: true)
+        let h = try Harness(routes: ["/p.jpg": .ok(progressive)]) { $0.processing.workBytes = 4 << 20 }
+        let response = try await h.get(h.thumb("/p.jpg"))
+        try expectProblem(response, 422)
+        #expect(try response.problem()["type"] as? String == "urn:thumbd:problem:too-much-memory")
+        #expect(h.app.pipeline.metrics.renders.thumbnails == 0)
+        #expect(h.app.pipeline.metrics.renders.failed[.tooMuchMemory] == 1)
+        // With room, the same source is made (a progressive 1200 × 900 JPEG: ~10 MiB estimated).
+        let roomy = try Harness(routes: ["/p.jpg": .ok(progressive)]) { $0.processing.workBytes = 64 << 20 }
+        #expect(try await roomy.get(roomy.thumb("/p.jpg")).status == 200)
+        #expect(roomy.app.pipeline.metrics.workers.workBudget == 64 << 20)
+    }
+
     @Test func slowOriginsHitTheDeadline() async throws {
         let h = try Harness(routes: [
             "/trickle": .trickle(Self.photo, chunkSize: 1, interval: .milliseconds(200)), "/hang": .hang,

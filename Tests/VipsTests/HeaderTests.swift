@@ -24,6 +24,13 @@ struct HeaderTests {
                     orientation: 1))
     }
 
+    @Test func progressiveJPEGsAreReportedInterlaced() throws {
+        let progressive = try header(Fixtures.jpeg(width: 64, height: 48, progressive: true))
+        #expect(progressive.interlaced)
+        #expect(progressive.bytesPerSample == 1)
+        #expect(try header(Fixtures.jpeg(width: 64, height: 48)).interlaced == false)
+    }
+
     @Test func jpegWithOrientation() throws {
         let header = try header(Fixtures.jpeg(width: 64, height: 48, orientation: 6))
         #expect(header.orientation == 6)

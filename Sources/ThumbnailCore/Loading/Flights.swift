@@ -33,6 +33,9 @@ final class Flights<Value: Sendable>: Sendable {
         }
     }
 
+    /// Whether a job for `key` is in flight now.
+    func isInFlight(_ key: CacheKey) -> Bool { flights.withLock { $0[key] != nil } }
+
     /// Runs `store` unless the flight for `key` was marked stale since it started.
     func storeUnlessStale(_ key: CacheKey, _ store: () -> Void) {
         flights.withLock { table in

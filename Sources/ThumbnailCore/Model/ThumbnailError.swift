@@ -10,6 +10,8 @@ public struct ThumbnailError: Error, Sendable, Equatable, CustomStringConvertibl
         case unsupportedSource
         case undecodableSource
         case tooManyPixels
+        /// The decode-memory estimate alone is over the work budget (`--work-bytes`).
+        case tooMuchMemory
         case originFailed
         case originTimeout
         case queueFull

@@ -31,6 +31,31 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
         return info
     }
 
+    /// The decode memory a first size of `info` at `spec` needs (`DecodeMemory`), from the header.
+    public func estimate(_ info: SourceInfo, spec: TransformSpec) -> Int {
+        let size: (width: Int, height: Int)
+        switch OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height) {
+        case .exact(let width, let height), .cover(let width, let height, _): size = (width, height)
+        }
+        return DecodeMemory.estimate(info, width: size.width, height: size.height)
+    }
+
+    /// The decode memory of the reusable copy of `info` (a decode into the copy's box).
+    public func copyEstimate(_ info: SourceInfo) -> Int {
+        let box = Self.copyBox(for: info)
+        return DecodeMemory.estimate(info, width: box.width, height: box.height)
+    }
+
+    /// The memory a cut from a decoded copy needs: its private copy of the pixels, and the output.
+    public func cutEstimate(_ copy: DecodedSource<Imaging.Decoded>, spec: TransformSpec) -> Int {
+        // The copy streams like a PNG (no shrink-on-load), with its own bands and alpha.
+        let bands = max(1, copy.byteCount / max(1, copy.width * copy.height))
+        let pixels = SourceInfo(
+            format: .png, width: copy.width, height: copy.height, hasAlpha: copy.source.hasAlpha && bands % 2 == 0,
+            bands: bands)
+        return copy.byteCount + estimate(pixels, spec: spec)
+    }
+
     /// The first size of a source: streamed from the original, nothing kept.
     public func render(original: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> EncodedImage {
         let info = try inspect(original)

@@ -13,20 +13,32 @@ final class CurlImageFetcher: ImageFetching {
         var totalTimeout: Duration
         var maxBytes: Int
         var maxRedirects = 5
+        /// Connection failures in a row that open an origin's circuit breaker (0: off).
+        var breakerFailures = 5
+        var breakerCoolDown: Duration = .seconds(30)
     }
 
     private let multi: CurlMulti
     private let policy: SourcePolicy
     private let limits: Limits
+    let breaker: OriginBreaker
     /// Unix seconds, for an `Expires` that comes without a `Date`.
     private let wallClock: @Sendable () -> Double
     static let userAgent = "thumbd/\(ThumbnailApp.version)"
 
-    init(policy: SourcePolicy, limits: Limits, maxConnections: Int = 64, now: @escaping @Sendable () -> Double) {
+    /// `now` is the wall clock (Unix seconds) for `Expires`; `clock` the monotonic one the circuit
+    /// breakers' cool-downs run by; `log` hears a breaker open or close.
+    init(
+        policy: SourcePolicy, limits: Limits, maxConnections: Int = 64, now: @escaping @Sendable () -> Double,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.multi = CurlMulti(maxConnections: maxConnections)
         self.policy = policy
         self.limits = limits
         self.wallClock = now
+        self.breaker = OriginBreaker(
+            threshold: limits.breakerFailures, coolDown: limits.breakerCoolDown, now: clock, log: log)
     }
 
     func shutdown() { multi.shutdown() }
@@ -35,15 +47,27 @@ final class CurlImageFetcher: ImageFetching {
         _ url: SourceURL, revalidating validators: SourceValidators?,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limits.totalTimeout / .nanoseconds(1))
+        fetch(url, revalidating: validators, options: FetchOptions(), completion: completion)
+    }
+
+    func fetch(
+        _ url: SourceURL, revalidating validators: SourceValidators?, options: FetchOptions,
+        completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
+    ) {
+        let allowed = min(limits.totalTimeout, max(.zero, options.timeLimit ?? limits.totalTimeout))
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(allowed / .nanoseconds(1))
+        let progress = options.progress ?? { _ in }
         var conditions: [String] = []
         if let etag = validators?.etag { conditions.append("If-None-Match: \(etag)") }
         if let date = validators?.lastModified { conditions.append("If-Modified-Since: \(date)") }
-        hop(url, redirectsLeft: limits.maxRedirects, deadline: deadline, conditions: conditions, completion: completion)
+        hop(
+            url, redirectsLeft: limits.maxRedirects, deadline: deadline, conditions: conditions, progress: progress,
+            completion: completion)
     }
 
     private func hop(
         _ url: SourceURL, redirectsLeft: Int, deadline: UInt64, conditions: [String],
+        progress: @escaping @Sendable (Int) -> Void,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
         do {
@@ -56,6 +80,8 @@ final class CurlImageFetcher: ImageFetching {
             return completion(.failure(ThumbnailError(.originTimeout, "deadline before \(url)")))
         }
         let remaining = Duration.nanoseconds(Int64(deadline - now))
+        let origin = url.origin
+        if case .refuse(let error) = breaker.check(origin) { return completion(.failure(error)) }
         let policy = self.policy
         var request = CurlTransferRequest(
             url: url.description, connectTimeout: min(limits.connectTimeout, remaining), totalTimeout: remaining,
@@ -65,12 +91,16 @@ final class CurlImageFetcher: ImageFetching {
                 return policy.allows(ip)
             })
         request.headers = conditions
+        request.onBodyBytes = progress
         request.responseHeaders = OriginCacheHeaders.names
         multi.start(request) { [self] result in
             switch result {
             case .failure(let error):
+                breaker.record(
+                    origin, error.isConnectionLevel ? .connectionFailure(timedOut: error == .timedOut) : .inconclusive)
                 completion(.failure(Self.map(error, url)))
             case .success(let response):
+                breaker.record(origin, .answered)
                 switch response.status {
                 case 200, 203:
                     let body = response.body
@@ -98,7 +128,7 @@ final class CurlImageFetcher: ImageFetching {
                     }
                     hop(
                         next, redirectsLeft: redirectsLeft - 1, deadline: deadline, conditions: conditions,
-                        completion: completion)
+                        progress: progress, completion: completion)
                 case 404, 410:
                     completion(
                         .failure(ThumbnailError(.sourceNotFound, "origin answered \(response.status) for \(url)")))
@@ -116,6 +146,7 @@ final class CurlImageFetcher: ImageFetching {
         case .timedOut: ThumbnailError(.originTimeout, "timed out: \(url)")
         case .couldNotResolve: ThumbnailError(.originFailed, "could not resolve \(url.host)")
         case .couldNotConnect: ThumbnailError(.originFailed, "could not connect to \(url)")
+        case .connectionLost: ThumbnailError(.originFailed, "connection lost: \(url)")
         case .invalidURL: ThumbnailError(.sourceNotAllowed, "curl refused the URL \(url)")
         case .failed(let code): ThumbnailError(.originFailed, "curl error \(code) for \(url)")
         case .cancelled: ThumbnailError(.shuttingDown, "fetch cancelled: \(url)")

@@ -36,7 +36,8 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         guard let format = Self.loaders[header.loader] else { throw ThumbnailError(.unsupportedSource, header.loader) }
         return SourceInfo(
             format: format, width: header.orientedWidth, height: header.orientedHeight, pageCount: header.pageCount,
-            hasAlpha: header.hasAlpha)
+            hasAlpha: header.hasAlpha, bands: header.bands, bytesPerSample: header.bytesPerSample,
+            interlaced: header.interlaced)
     }
 
     public func decode(_ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int)

@@ -20,6 +20,10 @@ extension ServiceConfiguration {
             "cache-bytes", \.cache.bytes, 0...(1 << 40),
             "Memory budget for cached originals, decoded copies and thumbnails",
             derivedDefault: "¼ of the cgroup or machine memory limit (the lower), between 64M and 4G"),
+        .bytes(
+            "work-bytes", \.processing.workBytes, (1 << 20)...(1 << 40),
+            "Memory budget for work in progress: fetched originals and decodes (estimated from the header)",
+            derivedDefault: "¼ of the cgroup or machine memory limit (the lower), between 64M and 4G"),
         .int("workers", \.processing.workers, 1...256, "Image worker threads (libvips)", derivedDefault: "cores"),
         .int(
             "queue-capacity", \.processing.queueCapacity, 0...100_000,
@@ -58,6 +62,15 @@ extension ServiceConfiguration {
         .seconds(
             "error-ttl", \.fetch.errorTTL, 0...3600,
             "How long an origin's failure for a source is answered again without a fetch, seconds (0: off)"),
+        .int(
+            "max-fetches-per-host", \.fetch.maxFetchesPerHost, 1...10_000,
+            "Most fetches to one origin (scheme, host, port) at a time; more wait without holding a worker"),
+        .int(
+            "breaker-failures", \.fetch.breakerFailures, 0...10_000,
+            "Connection failures in a row that make an origin's requests fail at once for the cool-down (0: off)"),
+        .seconds(
+            "breaker-cooldown", \.fetch.breakerCoolDown, 0.1...3600,
+            "How long an open circuit breaker answers at once before one trial request, seconds"),
         .seconds(
             "cache-max-age", \.cache.maxAge, 0...31_536_000, "Cache-Control max-age of thumbnails, seconds",
             wholeSeconds: true),

@@ -64,6 +64,15 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// An origin's failure for a source (404/410, 5xx, connection failure, deadline miss) is
         /// answered again from memory for this long, without a fetch; zero turns it off.
         public var errorTTL: Duration = .seconds(10)
+        /// At most this many fetches to one origin (scheme, host, port) at a time; more wait, up to
+        /// the fetch timeout, holding no worker and no place in the queue.
+        public var maxFetchesPerHost = 8
+        /// After this many connection-level failures in a row (refused, reset, connect timeout,
+        /// deadline miss), an origin's requests are answered 502/504 at once for `breakerCoolDown`,
+        /// then one trial goes through; 0 turns the breaker off.
+        public var breakerFailures = 5
+        /// How long an open breaker answers at once before it lets one trial request through.
+        public var breakerCoolDown: Duration = .seconds(30)
     }
 
     /// The image work: threads, admission, source limits, the allocator.
@@ -72,6 +81,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var workers = System.coreCount
         /// Misses admitted beyond the ones running; past `workers + queueCapacity` a new miss gets 503.
         public var queueCapacity = 64
+        /// The working-memory budget: everything outside the cache — fetched originals waiting for
+        /// or in processing, fetches in progress, and the decode memory of running jobs (estimated
+        /// from the header). A quarter of the cgroup's or machine's memory limit, 64 MiB to 4 GiB.
+        public var workBytes = MemoryLimit.defaultWorkBytes()
         /// Width × height of the first page, checked before decoding.
         public var maxSourcePixels = 75_000_000
         /// glibc malloc arenas (`M_ARENA_MAX`); 0 leaves glibc's default (8 × cores). Two, because

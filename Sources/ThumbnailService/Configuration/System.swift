@@ -26,4 +26,11 @@ public enum MemoryLimit {
     public static func defaultCacheBytes() -> Int {
         min(max(effective() / 4, 64 << 20), 4 << 30)
     }
+
+    /// The work budget's default: another quarter of the effective limit, at least 64 MiB and at
+    /// most 4 GiB. Cache + work take half the limit; the rest is the fixed overhead (~80 MiB: code,
+    /// threads, allocator slack) and room to spare, so the process stays inside its cgroup.
+    public static func defaultWorkBytes() -> Int {
+        min(max(effective() / 4, 64 << 20), 4 << 30)
+    }
 }

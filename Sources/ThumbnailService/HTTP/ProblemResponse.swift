@@ -40,6 +40,10 @@ enum ProblemResponse {
             Row(
                 status: 422, slug: "too-many-pixels", title: "Source has too many pixels",
                 detail: "The source's dimensions are over this service's pixel limit.")
+        case .tooMuchMemory:
+            Row(
+                status: 422, slug: "too-much-memory", title: "Source needs too much memory",
+                detail: "Decoding the source would need more working memory than this service has.")
         case .originFailed:
             Row(
                 status: 502, slug: "origin-failed", title: "Origin failed",

@@ -12,6 +12,9 @@ import Vips
 //   copymiss   every request makes a reusable decoded copy and cuts from it (the rejected design)
 //   newsize    copies made first (untimed), then every request cut from one
 //
+//   memory     one image, one render in this process: the decode-memory estimate against the
+//              measured peak (RSS and libvips' tracked high-water), see MemoryMode.swift
+//
 //   thumbd-bench MODE --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg]
 //
 // Prints one JSON line: requests, seconds, rps, cpu_seconds, cpu_ms_per_request, peak_rss_bytes.
@@ -25,6 +28,7 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 let mode = arguments.first ?? ""
 // copymiss: every request makes a reusable decoded copy and cuts from it (the alternative the
 // pipeline rejected for first sizes; see docs/architecture.md).
+if mode == "memory" { measureDecodeMemory(Array(arguments.dropFirst())) }
 guard mode == "inprocess" || mode == "newsize" || mode == "copymiss" else {
     fail(
         "usage: thumbd-bench inprocess|copymiss|newsize --corpus DIR --threads N --seconds S --widths A-B [--format F]")

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The memory promise of issue 8 under its worst load: COUNT (default 66) clients at once, each
+# asking for a thumbnail of a *different* large progressive JPEG (5200x5200, Q95, ~25 MB, under
+# the 32 MiB source cap and the 75 MP pixel cap), with --cache-bytes 256M --work-bytes 512M, while
+# another client asks every 100 ms for a thumbnail that was a cache hit before the burst.
+#
+# Starts its own nginx origin (127.0.0.1:$NGINX_PORT, serving bench/work/burst/) and thumbd
+# (127.0.0.1:$THUMBD_PORT), stops both on exit. Reports: every answer's status (200, or 503 with
+# Retry-After; nothing else allowed), thumbd's peak RSS (VmHWM) against cache + work + 80 MiB,
+# and the hot thumbnail's answers during the burst. Writes bench/results/burst-<UTC>.md.
+#
+# The images are made once with vips from the corpus JPEGs (cycled; flipped and cropped so that
+# no two are the same) into bench/work/burst/ and kept there (gitignored).
+#
+#   bench/burst.sh                     # full: 66 images (~1.6 GB on disk, a few minutes to make once)
+#   COUNT=3 bench/burst.sh             # smoke run: the figures mean nothing
+#   THUMBD_BIN=.build/debug/thumbd ... # use an already built binary instead of a release build
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+corpus="${CORPUS:-$here/corpus}"
+work="$here/work/burst-run"
+images="$here/work/burst"
+COUNT="${COUNT:-66}"
+SIDE="${SIDE:-5200}"
+CACHE_BYTES="${CACHE_BYTES:-256M}"
+WORK_BYTES="${WORK_BYTES:-512M}"
+NGINX_PORT="${NGINX_PORT:-18093}"
+THUMBD_PORT="${THUMBD_PORT:-18094}"
+THUMBD_BIN="${THUMBD_BIN:-}"
+
+log() { printf '[burst %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+bytes() { python3 -c 'import sys; s=sys.argv[1].upper(); m={"K":10,"M":20,"G":30}; print(int(s[:-1])<<m[s[-1]] if s[-1] in m else int(s))' "$1"; }
+
+pids=()
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v vips >/dev/null || die "needs vips (libvips-tools)"
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+[ -x "$nginx_bin" ] || die "needs nginx (nginx-light)"
+[ -f "$corpus/manifest.tsv" ] || "$here/corpus.sh"
+rm -rf "$work"
+mkdir -p "$work/nginx/logs" "$work/nginx/tmp" "$images"
+
+# ---------------------------------------------------------------- images (made once)
+mapfile -t sources < <(ls "$corpus"/*.jpg | sort)
+for i in $(seq 0 $((COUNT - 1))); do
+  out="$images/burst-$i.jpg"
+  [ -s "$out" ] && continue
+  src="${sources[$((i % ${#sources[@]}))]}"
+  variant=$((i / ${#sources[@]}))
+  log "making $out from $(basename "$src") (variant $variant)"
+  # Crop a little off (differently per variant), flip every other variant, stretch to
+  # SIDE x SIDE, add a little colour noise (sigma 10 per band: a stretched photo alone compresses
+  # to a few MB, and the load is about 25-MB sources), save as a progressive Q95 JPEG.
+  w="$(vipsheader -f width "$src")"; h="$(vipsheader -f height "$src")"
+  cut=$((variant * 16))
+  vips crop "$src" "$work/c.v" "$cut" "$cut" $((w - 2 * cut)) $((h - 2 * cut))
+  if [ $((variant % 2)) = 1 ]; then vips flip "$work/c.v" "$work/f.v" horizontal; else mv "$work/c.v" "$work/f.v"; fi
+  cw=$((w - 2 * cut)); ch=$((h - 2 * cut))
+  vips resize "$work/f.v" "$work/r.v" "$(python3 -c "print($SIDE / $cw)")" --vscale "$(python3 -c "print($SIDE / $ch)")"
+  for b in 1 2 3; do vips gaussnoise "$work/n$b.v" "$SIDE" "$SIDE" --sigma 10 --mean 0; done
+  vips bandjoin "$work/n1.v $work/n2.v $work/n3.v" "$work/n.v"
+  vips add "$work/r.v" "$work/n.v" "$work/s.v"
+  vips cast "$work/s.v" "$work/u.v" uchar
+  vips copy "$work/u.v" "$out[Q=95,interlace,strip]"
+  rm -f "$work"/*.v
+done
+total=0
+for i in $(seq 0 $((COUNT - 1))); do total=$((total + $(stat -c %s "$images/burst-$i.jpg"))); done
+log "$COUNT images, $((total / 1048576)) MiB"
+
+# ---------------------------------------------------------------- nginx + thumbd
+user_line=""
+[ "$(id -u)" -eq 0 ] && user_line="user $(id -un) $(id -gn);"
+hot_src="$(ls "$corpus"/*.jpg | sort | tail -1)"
+cat >"$work/nginx/nginx.conf" <<EOF
+$user_line
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  types { image/jpeg jpg jpeg; }
+  client_body_temp_path $work/nginx/tmp/body;
+  proxy_temp_path $work/nginx/tmp/proxy;
+  fastcgi_temp_path $work/nginx/tmp/fastcgi;
+  uwsgi_temp_path $work/nginx/tmp/uwsgi;
+  scgi_temp_path $work/nginx/tmp/scgi;
+  access_log off;
+  sendfile on;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location /burst/ { alias $images/; }
+    location /hot/ { alias $corpus/; }
+  }
+}
+EOF
+"$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" &
+pids+=("$!")
+
+if [ -z "$THUMBD_BIN" ]; then
+  log "building thumbd (release)"
+  (cd "$root" && swift build -c release --product thumbd >"$work/build.log" 2>&1) || die "build failed (see $work/build.log)"
+  THUMBD_BIN="$root/.build/release/thumbd"
+fi
+"$THUMBD_BIN" --port "$THUMBD_PORT" --cache-bytes "$CACHE_BYTES" --work-bytes "$WORK_BYTES" \
+  --allow-loopback-sources --log-requests false 2>"$work/thumbd.log" &
+thumbd_pid=$!
+pids+=("$thumbd_pid")
+for _ in $(seq 100); do curl -fsS -o /dev/null "http://127.0.0.1:$THUMBD_PORT/healthz" 2>/dev/null && break; sleep 0.1; done
+
+enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+origin="http://127.0.0.1:$NGINX_PORT"
+hot="http://127.0.0.1:$THUMBD_PORT/thumb?url=$(enc "$origin/hot/$(basename "$hot_src")")&w=200"
+curl -fsS -o /dev/null "$hot" || die "the hot thumbnail failed (see $work/thumbd.log)"
+curl -fsS -o /dev/null "$hot"
+base_kb="$(awk '$1 == "VmRSS:" {print $2}' "/proc/$thumbd_pid/status")"
+
+# ---------------------------------------------------------------- the burst
+log "burst: $COUNT clients at once"
+clients=()   # waited for, never killed: each ends by its own -m timeout
+: >"$work/hot.txt"
+(
+  while [ ! -f "$work/burst.done" ]; do
+    curl -sS -o /dev/null -w '%{http_code} %{time_total}\n' -m 10 "$hot" >>"$work/hot.txt" 2>/dev/null || echo "000 10" >>"$work/hot.txt"
+    sleep 0.1
+  done
+) &
+hot_pid=$!
+for i in $(seq 0 $((COUNT - 1))); do
+  curl -sS -o /dev/null -D "$work/h-$i.txt" -w '%{http_code} %{time_total}\n' -m 120 \
+    "http://127.0.0.1:$THUMBD_PORT/thumb?url=$(enc "$origin/burst/burst-$i.jpg")&w=300" >"$work/s-$i.txt" 2>&1 &
+  clients+=("$!")
+done
+for p in "${clients[@]}"; do wait "$p" 2>/dev/null || true; done
+touch "$work/burst.done"
+wait "$hot_pid" 2>/dev/null || true
+peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
+
+# ---------------------------------------------------------------- report
+mkdir -p "$here/results"
+report="$here/results/burst-$(date -u +%Y%m%dT%H%M%SZ).md"
+verdict=0
+python3 - "$work" "$COUNT" "$peak_kb" "$base_kb" "$(bytes "$CACHE_BYTES")" "$(bytes "$WORK_BYTES")" "$total" >"$report" <<'PY' || verdict=$?
+import glob, os, sys
+work, count, peak_kb, base_kb, cache, budget, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+statuses = {}
+bad = 0
+for i in range(count):
+    line = open(f"{work}/s-{i}.txt").read().split()
+    status = line[0] if line else "none"
+    headers = open(f"{work}/h-{i}.txt").read().lower() if os.path.exists(f"{work}/h-{i}.txt") else ""
+    if status == "503" and "retry-after:" not in headers: status = "503 without Retry-After"
+    statuses[status] = statuses.get(status, 0) + 1
+    if status not in ("200", "503"): bad += 1
+hot = [l.split() for l in open(f"{work}/hot.txt") if l.strip()]
+hot_ok = sum(1 for s, t in hot if s == "200" and float(t) <= 1.0)
+limit = cache + budget + (80 << 20)
+mib = lambda b: b / 1048576
+print(f"# thumbd burst: {count} different progressive JPEGs at once\n")
+print(f"- images: {count}, {mib(total):.0f} MiB in all; `--cache-bytes {mib(cache):.0f}M --work-bytes {mib(budget):.0f}M`")
+print(f"- answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())) + f" (not 200/503: {bad})")
+print(f"- peak RSS (VmHWM): **{peak_kb / 1024:.0f} MiB** against cache + work + 80 MiB = {mib(limit):.0f} MiB "
+      f"({'PASS' if peak_kb * 1024 <= limit else 'FAIL'}); RSS before the burst {base_kb / 1024:.0f} MiB")
+print(f"- hot thumbnail every 100 ms during the burst: {hot_ok} of {len(hot)} answered 200 within 1 s")
+sys.exit(0 if bad == 0 and peak_kb * 1024 <= limit and hot_ok == len(hot) else 1)
+PY
+cat "$report"
+exit "$verdict"
