@@ -7,7 +7,7 @@
 # sizes thumbd answered (thumbd has no plain-LRU switch). Report: bench/results/replay-<UTC>.md;
 # exit 1 below target.
 #
-#   bench/replay.sh                   REQUESTS=20000 trace requests per run (about 15 minutes)
+#   bench/replay.sh                   REQUESTS=10000 trace requests per run (about 15 minutes on a quiet machine)
 #   REQUESTS=1500 bench/replay.sh     a smoke run (a few minutes)
 #
 # Knobs: REQUESTS, CRAWL_EVERY (3), CACHE_BYTES (48M), WORK_BYTES (384M), CLIENTS (2), WARMUP
@@ -19,7 +19,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 corpus="${CORPUS:-$here/corpus}"
 work="$here/work/replay"
-REQUESTS="${REQUESTS:-20000}"
+REQUESTS="${REQUESTS:-10000}"
 CRAWL_EVERY="${CRAWL_EVERY:-3}"
 CACHE_BYTES="${CACHE_BYTES:-48M}"
 WORK_BYTES="${WORK_BYTES:-384M}"

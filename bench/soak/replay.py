@@ -191,7 +191,7 @@ def main():
     r.add_argument("--port", type=int, required=True)
     r.add_argument("--origin", required=True)
     r.add_argument("--names", required=True)
-    r.add_argument("--requests", type=int, default=20000)
+    r.add_argument("--requests", type=int, default=10000)
     r.add_argument("--crawl-every", type=int, default=0)
     r.add_argument("--widths", default="160,320,640,960")
     r.add_argument("--zipf", type=float, default=1.0)
