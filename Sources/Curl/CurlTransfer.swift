@@ -63,6 +63,10 @@ final class CurlTransfer: @unchecked Sendable {
             if code == CURLE_OK { code = ccurl_easy_setopt_pointer(easy, option, pointer) }
         }
 
+        // Decided here, not from curl's CURLE_UNSUPPORTED_PROTOCOL, which also means an answer that
+        // is not HTTP (see `CurlTransferError.notHTTP`).
+        let scheme = request.url.prefix { $0 != ":" }.lowercased()
+        guard scheme == "http" || scheme == "https" else { return .invalidURL }
         set(CURLOPT_URL, request.url)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
         set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")

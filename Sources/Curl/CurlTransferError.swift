@@ -14,8 +14,12 @@ public enum CurlTransferError: Error, Sendable, Equatable {
     /// The connection broke: reset or closed while sending or receiving, or closed before any
     /// answer (CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING).
     case connectionLost
-    /// Malformed URL, or a scheme other than http/https.
+    /// Malformed URL, or a scheme other than http/https (checked before anything is sent).
     case invalidURL
+    /// The origin's answer is not HTTP/1.x (CURLE_UNSUPPORTED_PROTOCOL during a transfer: an
+    /// unknown version in the status line — also what a kept-alive connection reads when an
+    /// earlier answer sent more bytes than its Content-Length). The origin's fault, not the URL's.
+    case notHTTP
     /// ``CurlMulti/shutdown()`` ran before the transfer finished, or the transfer was started after it.
     case cancelled
     /// Any other libcurl failure, with its CURLcode (see `man libcurl-errors`).
@@ -40,7 +44,9 @@ extension CurlTransferError {
         case CURLE_COULDNT_RESOLVE_HOST: self = .couldNotResolve
         case CURLE_COULDNT_CONNECT: self = .couldNotConnect
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING: self = .connectionLost
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: self = .invalidURL
+        case CURLE_URL_MALFORMAT: self = .invalidURL
+        // The scheme is checked before the transfer starts (`makeEasyHandle`), so this is the answer.
+        case CURLE_UNSUPPORTED_PROTOCOL: self = .notHTTP
         // MAXFILESIZE: a declared Content-Length above the cap.
         case CURLE_FILESIZE_EXCEEDED: self = .bodyTooLarge
         default: self = .failed(code: Int(code.rawValue))
@@ -53,7 +59,7 @@ extension CurlTransferError {
     public var isConnectionLevel: Bool {
         switch self {
         case .couldNotConnect, .connectionLost, .timedOut: true
-        case .refusedByPolicy, .bodyTooLarge, .couldNotResolve, .invalidURL, .cancelled, .failed: false
+        case .refusedByPolicy, .bodyTooLarge, .couldNotResolve, .invalidURL, .notHTTP, .cancelled, .failed: false
         }
     }
 }

@@ -89,6 +89,17 @@ import Testing
         #expect(try await h.get("/healthz").status == 200)
     }
 
+    /// An answer that is not HTTP (curl reports CURLE_UNSUPPORTED_PROTOCOL for an unknown
+    /// version — also what a reused connection with a previous answer's excess bytes reads) is
+    /// the origin's failure, 502, never the 403 of a URL we refused.
+    @Test func anAnswerThatIsNotHTTPIsABadGateway() async throws {
+        let h = try Harness(routes: [
+            "/odd.jpg": .raw(Array("HTTP/1.7 200 OK\r\nContent-Length: 3\r\n\r\nabc".utf8))
+        ])
+        try expectProblem(try await h.get(h.thumb("/odd.jpg")), 502)
+        #expect(try await h.get("/healthz").status == 200)
+    }
+
     @Test func oversizedSourcesAre413HoweverTheyArrive() async throws {
         let big = [UInt8](repeating: 0xAB, count: 60_000)
         let h = try Harness(routes: [

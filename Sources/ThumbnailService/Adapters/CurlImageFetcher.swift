@@ -147,6 +147,7 @@ final class CurlImageFetcher: ImageFetching {
         case .couldNotResolve: ThumbnailError(.originFailed, "could not resolve \(url.host)")
         case .couldNotConnect: ThumbnailError(.originFailed, "could not connect to \(url)")
         case .connectionLost: ThumbnailError(.originFailed, "connection lost: \(url)")
+        case .notHTTP: ThumbnailError(.originFailed, "the answer is not HTTP/1.x: \(url)")
         case .invalidURL: ThumbnailError(.sourceNotAllowed, "curl refused the URL \(url)")
         case .failed(let code): ThumbnailError(.originFailed, "curl error \(code) for \(url)")
         case .cancelled: ThumbnailError(.shuttingDown, "fetch cancelled: \(url)")
