@@ -92,10 +92,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var mallocArenas = 2
         /// Allocations at least this large are mmap'd and returned to the system when freed
         /// (`M_MMAP_THRESHOLD`, and 8 × it as `M_TRIM_THRESHOLD`); 0 leaves glibc's dynamic
-        /// thresholds, which climb to 32 MiB and then keep freed image buffers in the heap. 4 MiB:
-        /// a body or decode buffer under it is reused from the heap instead of faulted in afresh
-        /// on every miss (256 KiB cost ~10 % more CPU per cold miss, see docs/architecture.md).
-        public var mallocMmapThreshold = 4 << 20
+        /// thresholds, which climb to 32 MiB and then keep freed image buffers in the heap. 1 MiB:
+        /// libvips' smaller working buffers are reused from the heap instead of faulted in afresh
+        /// on every miss, while cached originals and decoded copies (larger) still go back to the
+        /// system when evicted; 4 MiB cut more kernel time but kept ~150 MiB more at the peak.
+        public var mallocMmapThreshold = 1 << 20
     }
 
     /// What is kept, and what clients are told to keep.
