@@ -2,7 +2,7 @@
 // libFuzzer targets for thumbd's parsers of untrusted text. A package of its own, depending on the
 // main one by path, so that `swift build` / `swift test` of the main package never see a fuzzer
 // flag or a target without a `main`. Build and run through `scripts/fuzz.sh TARGET SECONDS`, which
-// passes `--sanitize=fuzzer --sanitize=address` (instrumenting the main package's modules too) and
+// passes `-Xswiftc -sanitize=fuzzer,address` (instrumenting the main package's modules too) and
 // `-enable-testing` (the fuzzers reach internal parsers through `@testable import`).
 import PackageDescription
 

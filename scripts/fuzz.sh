@@ -21,16 +21,19 @@ esac
 ./scripts/setup.sh
 nice="nice -n ${FUZZ_NICE:-19}"
 # Release with testability: optimised like the service, and `@testable import` reaches the
-# internal parsers (QueryString, AcceptNegotiation). The fuzzer and address sanitizers
-# instrument the main package's modules too, so coverage guides the search inside them.
+# internal parsers (QueryString, AcceptNegotiation). `--sanitize` covers only the root package
+# (fuzz/: it also makes SwiftPM leave `main` to libFuzzer), so the same sanitizers go through
+# -Xswiftc as well: without coverage of the main package's modules libFuzzer searches blind.
+# --disable-dead-strip: the linker's --gc-sections would drop the coverage counters.
 $nice swift build --package-path fuzz --scratch-path .build/fuzz -c release \
-  --sanitize=fuzzer --sanitize=address -Xswiftc -enable-testing --product "$product" >&2
+  --sanitize=fuzzer --sanitize=address --disable-dead-strip -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product "$product" >&2
 binary="$(swift build --package-path fuzz --scratch-path .build/fuzz -c release \
-  --sanitize=fuzzer --sanitize=address -Xswiftc -enable-testing --show-bin-path)/$product"
+  --sanitize=fuzzer --sanitize=address --disable-dead-strip -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --show-bin-path)/$product"
 corpus=".build/fuzz-corpus/$name"
 artifacts=".build/fuzz-artifacts/$name"
 mkdir -p "$corpus" "$artifacts"
-# -timeout: one input taking a second is a hang here (every parser is linear and small);
+# -timeout: every parser is linear in a few KB, so 10 s is a hang even at nice 19 on a busy
+# machine (1 s gave a false one under load);
 # -max_len: the longest URL is 4096 bytes, a query a little more.
-exec $nice "$binary" "$corpus" "fuzz/corpus/$name" -max_total_time="$seconds" -timeout=1 -max_len=8192 \
+exec $nice "$binary" "$corpus" "fuzz/corpus/$name" -max_total_time="$seconds" -timeout=10 -max_len=8192 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 "$@"
