@@ -1,3 +1,4 @@
+import Dispatch
 // Why scripts/sanitizers/tsan.supp lists the state behind `Synchronization.Mutex`: on Linux this
 // correct program (every access under the lock) gets "Swift access race" reports from
 // ThreadSanitizer, because the Mutex of Swift 6's Synchronization module is a futex lock inside
@@ -7,7 +8,7 @@
 // (Swift 6.3.1: 5 reports, then "64".) A pthread mutex (Primitives.Monitor) is intercepted and
 // gets none.
 import Synchronization
-import Dispatch
+
 final class Box: Sendable { let m = Mutex<[Int: Int]>([:]) }
 let box = Box()
 DispatchQueue.concurrentPerform(iterations: 8) { i in
