@@ -1,4 +1,3 @@
-import Dispatch
 // Why scripts/sanitizers/tsan.supp lists the state behind `Synchronization.Mutex`: on Linux this
 // correct program (every access under the lock) gets "Swift access race" reports from
 // ThreadSanitizer, because the Mutex of Swift 6's Synchronization module is a futex lock inside
@@ -7,6 +6,8 @@ import Dispatch
 //   swiftc -sanitize=thread scripts/sanitizers/mutex-tsan-demo.swift -o /tmp/mutex-tsan-demo && /tmp/mutex-tsan-demo
 // (Swift 6.3.1: 5 reports, then "64".) A pthread mutex (Primitives.Monitor) is intercepted and
 // gets none.
+
+import Dispatch
 import Synchronization
 
 final class Box: Sendable { let m = Mutex<[Int: Int]>([:]) }
