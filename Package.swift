@@ -10,6 +10,12 @@ let package = Package(
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
         .executable(name: "thumbd-bench", targets: ["thumbd-bench"]),
+        // Libraries only so that the libFuzzer package in fuzz/ can depend on this one by path;
+        // `swift build` builds the same targets either way.
+        .library(name: "Primitives", targets: ["Primitives"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "ThumbnailCore", targets: ["ThumbnailCore"]),
+        .library(name: "ThumbnailService", targets: ["ThumbnailService"]),
     ],
     targets: [
         // System libraries (Debian -dev packages, found through pkg-config).

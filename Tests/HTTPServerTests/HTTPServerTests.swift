@@ -33,6 +33,7 @@ private final class Owner {
 
     @Test func answersLaterFromAnotherThread() async throws {
         let stash = Stash()
+        defer { stash.forgetResponders() }
         let server = try startServer { request, responder in stash.add(request, responder) }
         defer { server.shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503)) }
         async let response = TestHTTPClient.request(port: server.port, target: "/slow")
@@ -188,6 +189,7 @@ private final class Owner {
 
     @Test func shutdownAnswersSuspendedRequestsWithTheLateResponse() async throws {
         let stash = Stash()
+        defer { stash.forgetResponders() }
         let server = try startServer { request, responder in
             stash.add(request, responder)  // never answered
         }
@@ -211,6 +213,7 @@ private final class Owner {
     /// limit would stop the test.
     @Test(.timeLimit(.minutes(1))) func shutdownWaitsForAnInFlightRequestWithinGrace() async throws {
         let stash = Stash()
+        defer { stash.forgetResponders() }
         let server = try startServer { request, responder in stash.add(request, responder) }
         async let response = TestHTTPClient.request(port: server.port, target: "/finishing")
         let responder = try #require(await stash.responders(count: 1).first)

@@ -63,6 +63,11 @@ final class Stash: Sendable {
     }
 
     var requests: [HTTPRequest] { state.withLock { $0.requests } }
+
+    /// Drops the kept responders. A test that keeps them calls this at its end: a responder holds
+    /// its server's core, whose handler holds this stash, and that cycle would leak the server
+    /// (LeakSanitizer reports it).
+    func forgetResponders() { state.withLock { $0.responders = [] } }
     var last: HTTPRequest? { requests.last }
 
     /// Waits (off the cooperative pool) until `count` responders have been kept, and returns

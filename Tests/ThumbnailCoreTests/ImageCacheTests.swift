@@ -160,10 +160,39 @@ extension String {
         #expect(audit.listed == audit.counted)
     }
 
+    /// Regression (LeakSanitizer): the recency lists link nodes both ways, so a cache dropped with
+    /// entries in it leaked them all, payloads included.
+    @Test func droppingTheCacheReleasesItsEntries() {
+        let released = ReleaseCounter()
+        do {
+            let cache = ImageCache<TrackedBlob>(budget: 80_000)
+            for key in ["a", "b", "c"] { cache.insert(TrackedBlob(released), forKey: key.key) }
+            _ = cache.value(forKey: "a".key)
+            _ = cache.value(forKey: "a".key)
+            #expect(released.count == 0)
+        }
+        #expect(released.count == 3)
+    }
+
     @Test func fingerprintsDependOnTheBytes() {
         let a = CachedVariant<Void>.fingerprint(of: ImageBytes([1, 2, 3]))
         #expect(a == CachedVariant<Void>.fingerprint(of: ImageBytes([1, 2, 3])))
         #expect(a != CachedVariant<Void>.fingerprint(of: ImageBytes([1, 2, 4])))
         #expect(a != CachedVariant<Void>.fingerprint(of: ImageBytes([1, 2, 3, 0])))
     }
+}
+
+/// Counts the `TrackedBlob` values that went away.
+final class ReleaseCounter: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func increment() { value.withLock { $0 += 1 } }
+}
+
+/// A cache value that says when it is freed.
+final class TrackedBlob: CacheCosted, Sendable {
+    let payloadBytes = 1000
+    let counter: ReleaseCounter
+    init(_ counter: ReleaseCounter) { self.counter = counter }
+    deinit { counter.increment() }
 }

@@ -35,6 +35,18 @@ import Testing
         #expect(cover.variantKey == coverCentre.variantKey)
     }
 
+    /// Regression (found by fuzz/FuzzRequestParser): the first copy of a repeated parameter used
+    /// to drive the checks that depend on it, so the 400 named `h` for `fit=cover&fit=x` but not
+    /// for `fit=x&fit=cover`.
+    @Test func aRepeatedParameterNamesTheSameProblemsInAnyOrder() {
+        let base: [(String, String?)] = [("url", "http://a.example/x"), ("w", "10"), ("crop", "centre")]
+        let coverFirst = problems(base + [("fit", "cover"), ("fit", "bogus")])
+        let coverLast = problems(base + [("fit", "bogus"), ("fit", "cover")])
+        #expect(Set(coverFirst) == Set(coverLast))
+        #expect(coverFirst.contains("fit"))
+        #expect(problems([("url", "http://a.example/x"), ("w", "10"), ("w", "20"), ("dpr", "2")]) == ["w"])
+    }
+
     @Test func everyBadParameterIsNamed() {
         #expect(problems([]) == ["url", "w"])
         #expect(problems([("url", "http://a.example/x"), ("w", "0")]) == ["w"])

@@ -50,6 +50,18 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         self.state = Mutex(CacheState(metrics: CacheMetrics(budget: self.budget)))
     }
 
+    // The recency lists link their nodes both ways with strong references, a cycle that only
+    // unlinking breaks: a cache that goes away with entries in it (an app torn down, each test's)
+    // would otherwise leak every entry and its image bytes (found by LeakSanitizer).
+    deinit {
+        state.withLock { state in
+            for node in state.nodes.values {
+                node.newer = nil
+                node.older = nil
+            }
+        }
+    }
+
     public static func cost(of value: Value) -> Int { value.payloadBytes + perEntryOverhead }
 
     public func value(forKey key: CacheKey) -> Value? {

@@ -20,6 +20,9 @@ public enum RequestParser {
                 continue
             }
             guard seen.insert(name).inserted else {
+                // Neither copy counts: if the first did, the checks that depend on it (`h` with
+                // `fit=cover`, `crop` without it) would depend on the order of the copies.
+                texts[name] = nil
                 if !problems.contains(where: { $0.name == name && $0.reason == "must not be repeated" }) {
                     problems.append(.init(name: name, reason: "must not be repeated"))
                 }
