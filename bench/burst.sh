@@ -30,25 +30,9 @@ NGINX_PORT="${NGINX_PORT:-18093}"
 THUMBD_PORT="${THUMBD_PORT:-18094}"
 THUMBD_BIN="${THUMBD_BIN:-}"
 
-log() { printf '[burst %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-bytes() { python3 -c 'import sys; s=sys.argv[1].upper(); m={"K":10,"M":20,"G":30}; print(int(s[:-1])<<m[s[-1]] if s[-1] in m else int(s))' "$1"; }
-
-pids=()
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $work"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+name=burst
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 command -v vips >/dev/null || die "needs vips (libvips-tools)"
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"

@@ -35,57 +35,18 @@ FAULT_BASE_PORT="${FAULT_BASE_PORT:-18120}"
 THUMBD_BIN="${THUMBD_BIN:-}"
 BUILD_NICE="${BUILD_NICE:-19}"
 
-log() { printf '[soak %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-bytes() { python3 -c 'import sys; s=sys.argv[1].upper(); m={"K":10,"M":20,"G":30}; print(int(s[:-1])<<m[s[-1]] if s[-1] in m else int(s))' "$1"; }
-
-pids=()
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  [ "$rc" = 0 ] || log "failed (exit $rc); logs in $work"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+name=soak
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 # ---------------------------------------------------------------- install, corpus, build
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-if [ "${SKIP_INSTALL:-0}" != 1 ]; then
-  missing=()
-  command -v curl >/dev/null || missing+=(curl)
-  command -v python3 >/dev/null || missing+=(python3)
-  if ! command -v nginx >/dev/null && ! [ -x /usr/sbin/nginx ]; then
-    if apt-cache show --no-all-versions nginx-light >/dev/null 2>&1; then missing+=(nginx-light); else missing+=(nginx); fi
-  fi
-  if [ ${#missing[@]} -gt 0 ]; then
-    log "installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -q >/dev/null
-    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-  fi
-  [ -n "$THUMBD_BIN" ] || "$root/scripts/setup.sh"
-fi
+bench_install
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -f "$corpus/manifest.tsv" ] || "$here/corpus.sh"
 rm -rf "$work"
 mkdir -p "$work/nginx/logs" "$work/nginx/tmp" "$here/results"
 
-if [ -z "$THUMBD_BIN" ]; then
-  log "swift build -c release --product thumbd (nice $BUILD_NICE)"
-  (cd "$root" && nice -n "$BUILD_NICE" swift build -c release --product thumbd >"$work/build.log" 2>&1) ||
-    die "build failed (see $work/build.log)"
-  THUMBD_BIN="$(cd "$root" && swift build -c release --show-bin-path)/thumbd"
-fi
-[ -x "$THUMBD_BIN" ] || die "no thumbd binary at $THUMBD_BIN"
-cp "$THUMBD_BIN" "$work/thumbd"   # a concurrent build cannot swap it under the run
+bench_build
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$THUMBD_PORT" "$NGINX_PORT" $(seq "$FAULT_BASE_PORT" $((FAULT_BASE_PORT + 7))); do
