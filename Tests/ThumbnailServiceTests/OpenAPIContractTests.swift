@@ -55,10 +55,13 @@ import ThumbnailCore
         record(
             "/prefetch", "POST",
             try await TestHTTPClient.request("POST", port: h.port, target: "/prefetch?url=x", body: [1]))
+        record("/livez", "GET", try await h.get("/livez"))
         record("/healthz", "GET", try await h.get("/healthz"))
-        let noHost = try await TestHTTPClient.exchange(
-            port: h.port, pieces: [Array("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)])
-        record("/healthz", "GET", try noHost.response())
+        for path in ["/livez", "/healthz"] {
+            let noHost = try await TestHTTPClient.exchange(
+                port: h.port, pieces: [Array("GET \(path) HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)])
+            record(path, "GET", try noHost.response())
+        }
 
         // What the HTTP layer refuses, alike on every operation: a body (the service, 413), a long
         // target (414), a large head (431), another HTTP version (505).

@@ -50,7 +50,7 @@ import Testing
             return Int(tail.prefix { $0.isNumber }) ?? 0
         }
         #expect(port > 0)
-        let health = try await TestHTTPClient.request(port: port, target: "/healthz")
+        let health = try await TestHTTPClient.request(port: port, target: "/livez")
         #expect(health.status == 200)
         process.terminate()  // SIGTERM
         let status = try await Self.onThread { () -> Int32 in

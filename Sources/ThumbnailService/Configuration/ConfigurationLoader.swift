@@ -251,7 +251,7 @@ extension ServiceConfiguration {
             "",
             "  GET  /thumb?url=URL&w=N[&PARAMETER=VALUE]...   the thumbnail",
             "  POST /prefetch?url=URL[&w=N...]               load into the cache in the background (202)",
-            "  GET  /healthz",
+            "  GET  /livez                                   liveness (alias /healthz)",
             "",
             "Request parameters (/thumb and /prefetch):",
         ]

@@ -37,7 +37,7 @@ final class Routes: Sendable {
     }
 
     /// The routes, as the log names them (anything else is "other").
-    static let routes: Set<String> = ["/thumb", "/prefetch", "/healthz", "/cache", "/cache/stats"]
+    static let routes: Set<String> = ["/thumb", "/prefetch", "/livez", "/healthz", "/cache", "/cache/stats"]
 
     /// Everything a reply needs to be answered and logged.
     struct Exchange: Sendable {
@@ -75,7 +75,8 @@ final class Routes: Sendable {
         case "/prefetch":
             guard request.method == "POST" else { return notAllowed(exchange, "POST") }
             prefetch(exchange)
-        case "/healthz":
+        case "/livez", "/healthz":
+            // Liveness: the process answers. `/healthz` is the older name, kept as an alias.
             guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
             let body = Array("{\"status\":\"ok\"}".utf8)
             reply(
