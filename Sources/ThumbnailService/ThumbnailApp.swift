@@ -104,21 +104,32 @@ public final class ThumbnailApp: Sendable {
         log.flush()
     }
 
+    /// Blocks SIGTERM and SIGINT in the calling thread, and so in every thread it starts after.
+    /// `main` calls it first, before anything starts a thread: a signal that is blocked everywhere
+    /// stays pending until `runUntilSignalled` takes it with `sigwait`. (With dispatch signal
+    /// sources, threads started earlier — workers, the fetcher — had it unblocked, so a SIGTERM
+    /// could land on one of them and be dropped by `SIG_IGN`: a lost stop, seen as a hung test.)
+    public static func blockTerminationSignals() {
+        var set = terminationSignals
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    private static var terminationSignals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        return set
+    }
+
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully. Returns the exit status.
+    /// Call `blockTerminationSignals()` before building the app.
     public func runUntilSignalled() -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        let signalled = Monitor(false)
-        var sources: [DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { signalled.withLock { $0 = true } }
-            source.resume()
-            sources.append(source)
-        }
-        signalled.wait(until: { $0 })
+        var set = Self.terminationSignals
+        var number: Int32 = 0
+        while sigwait(&set, &number) != 0 {}
         shutdown()
-        withExtendedLifetime(sources) {}
         return 0
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import ThumbnailService
 
+// Before anything starts a thread, so that every thread inherits the block (see the method).
+ThumbnailApp.blockTerminationSignals()
 // thumbd: read the settings (flags over THUMBD_* environment), build, serve until SIGTERM/SIGINT.
 switch ServiceConfiguration.load(
     arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
