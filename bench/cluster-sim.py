@@ -5,8 +5,9 @@ Each instance has its own byte-budgeted cache: a segmented LRU as thumbd's Image
 start in probation, a variant asked for again moves to protected, at most 80 % of the budget;
 eviction takes probation's oldest first; an entry over 1/8 of the budget is served, not kept;
 cost = bytes + 256). A request for (source, width) is a hit when the instance holds the variant;
-else, when it holds the original, a new size (no fetch); else an origin fetch, after which it
-keeps the original and the variant.
+else a new size when it holds a decoded copy that can serve the width or the original (a later
+size makes the 1024-px copy, as thumbd does); else an origin fetch, after which it keeps the
+original and the variant.
 
   cluster-sim.py table [--sources N] [--widths 200,300,...] [--requests N] [--zipf S]
                        [--budget BYTES] [--max-instances 32] [--seed N] [--policy slru|lru]
@@ -21,8 +22,9 @@ keeps the original and the variant.
 
   cluster-sim.py predict --servers HOST:PORT,... --keys FILE --budget BYTES --passes 2
       The ring nginx builds from exactly these `server` lines (`hash $arg_url consistent`):
-      for each key in FILE (one line per request: "ARG_URL<TAB>WIDTH<TAB>SOURCE_BYTES<TAB>
-      VARIANT_BYTES", in request order, one pass), the instance it lands on; then the hit
+      for each request in FILE (one per line, in order, one pass: ARG_URL, output WIDTH,
+      SOURCE_BYTES, VARIANT_BYTES, SOURCE_WIDTH, SOURCE_HEIGHT[, BANDS], tab-separated), the
+      instance it lands on; then the hit
       rate of the last pass, on the cluster and on one instance with the same budget. JSON on
       stdout. deploy/cluster/test.sh compares it with what the cluster did.
 """
@@ -31,6 +33,7 @@ import bisect
 import collections
 import csv
 import json
+import math
 import os
 import random
 import sys
@@ -94,17 +97,40 @@ class Instance:
         self.cache = SegmentedLRU(budget, segmented)
         self.hits = self.new_sizes = self.fetches = 0
 
-    def request(self, source, width, source_bytes, variant_bytes):
-        if self.cache.get(("v", source, width), promotable=True):
+    def request(self, r):
+        """r: a Request. Follows ThumbnailPipeline's order: the variant; a cached decoded copy that
+        can serve the width; the cached original (a later size: make the copy when it could serve
+        the width, as ThumbnailRenderer.renderKeepingCopy does); else fetch and stream (no copy)."""
+        if self.cache.get(("v", r.source, r.width), promotable=True):
             self.hits += 1
             return "hit"
-        if self.cache.get(("o", source), promotable=False):
+        copy_serves = r.width <= r.copy_width * 0.505 or r.copy_width >= r.source_width
+        if copy_serves and self.cache.get(("d", r.source), promotable=False):
             self.new_sizes += 1
+        elif self.cache.get(("o", r.source), promotable=False):
+            self.new_sizes += 1
+            if copy_serves:
+                self.cache.put(("d", r.source), r.copy_bytes)
         else:
             self.fetches += 1
-            self.cache.put(("o", source), source_bytes)
-        self.cache.put(("v", source, width), variant_bytes)
+            self.cache.put(("o", r.source), r.source_bytes)
+        self.cache.put(("v", r.source, r.width), r.variant_bytes)
         return "miss"
+
+
+class Request:
+    """One request: source URL (as the balancer hashes it), width, and the byte sizes of what it
+    puts in a cache: the original, the variant, the 1024-px decoded copy (3 bands, 4 with alpha)."""
+
+    __slots__ = ("source", "width", "source_bytes", "variant_bytes", "source_width", "copy_width", "copy_bytes")
+
+    def __init__(self, source, width, source_bytes, variant_bytes, source_width, source_height, bands=3):
+        self.source, self.width = source, width
+        self.source_bytes, self.variant_bytes = source_bytes, variant_bytes
+        scale = min(1.0, 1024 / max(source_width, source_height))
+        self.source_width = source_width
+        self.copy_width = math.ceil(source_width * scale)
+        self.copy_bytes = self.copy_width * math.ceil(source_height * scale) * bands
 
 
 class KetamaRing:
@@ -152,7 +178,7 @@ def make_trace(a):
     sources = []
     for i in range(a.sources):
         nbytes, w, h = rnd.choice(corpus)
-        sources.append((f"https://images.example.org/{i}.jpg", nbytes, h / w))
+        sources.append((f"https://images.example.org/{i}.jpg", nbytes, w, h))
     # Popularity by source, Zipf-like over a fixed random rank order; each request's width from
     # the page's few sizes, the first most asked for (weights 1, 1/2, 1/3, ...).
     ranked = list(range(a.sources))
@@ -162,16 +188,18 @@ def make_trace(a):
     picks = zip(
         rnd.choices(ranked, source_weights, k=a.requests), rnd.choices(widths, width_weights, k=a.requests))
     trace = []
-    for s, w in picks:
-        url, nbytes, aspect = sources[s]
-        trace.append((url, w, nbytes, int(w * w * aspect * BYTES_PER_THUMBNAIL_PIXEL)))
+    for s, width in picks:
+        url, nbytes, w, h = sources[s]
+        out_w = min(width, w)
+        variant = int(out_w * out_w * h / w * BYTES_PER_THUMBNAIL_PIXEL)
+        trace.append(Request(url, out_w, nbytes, variant, w, h))
     return trace
 
 
 def replay(trace, n, budget, segmented, route):
     instances = [Instance(budget, segmented) for _ in range(n)]
-    for i, (url, w, sb, vb) in enumerate(trace):
-        instances[route(i, url)].request(url, w, sb, vb)
+    for i, r in enumerate(trace):
+        instances[route(i, r.source)].request(r)
     hits = sum(x.hits for x in instances)
     fetches = sum(x.fetches for x in instances)
     return hits / len(trace), fetches
@@ -184,8 +212,8 @@ def moved(keys, before, after):
 def cmd_table(a):
     trace = make_trace(a)
     segmented = a.policy == "slru"
-    keys = sorted({url for url, _, _, _ in trace})
-    distinct = len({(url, w) for url, w, _, _ in trace})
+    keys = sorted({r.source for r in trace})
+    distinct = len({(r.source, r.width) for r in trace})
     print(
         f"{a.requests} requests over {a.sources} sources (Zipf s={a.zipf}) x widths {a.widths} "
         f"(weights 1, 1/2, ...; {len(keys)} sources and {distinct} variants asked for), "
@@ -213,19 +241,18 @@ def cmd_predict(a):
     ring = KetamaRing(servers)
     one_pass = []
     for line in open(a.keys):
-        if not line.strip():
-            continue
-        url, w, sb, vb = line.rstrip("\n").split("\t")
-        one_pass.append((url, int(w), int(sb), int(vb)))
+        if line.strip():
+            url, *numbers = line.rstrip("\n").split("\t")
+            one_pass.append(Request(url, *map(int, numbers)))
     trace = one_pass * a.passes
     segmented = a.policy == "slru"
-    owners = [ring.owner(url) for url, _, _, _ in one_pass]
+    owners = [ring.owner(r.source) for r in one_pass]
 
     def last_pass_hit_rate(n, route):
         instances = [Instance(a.budget, segmented) for _ in range(n)]
         last = 0
-        for i, (url, w, sb, vb) in enumerate(trace):
-            outcome = instances[route(url)].request(url, w, sb, vb)
+        for i, r in enumerate(trace):
+            outcome = instances[route(r.source)].request(r)
             if i >= len(one_pass) * (a.passes - 1) and outcome == "hit":
                 last += 1
         return last / len(one_pass), sum(x.fetches for x in instances)
@@ -236,7 +263,7 @@ def cmd_predict(a):
         {
             "owners": owners,
             "sources_per_instance": collections.Counter(
-                ring.owner(u) for u in {u for u, _, _, _ in one_pass}),
+                ring.owner(u) for u in {r.source for r in one_pass}),
             "cluster_last_pass_hit_rate": cluster_rate,
             "cluster_fetches": cluster_fetches,
             "single_last_pass_hit_rate": single_rate,
