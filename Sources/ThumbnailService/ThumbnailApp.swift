@@ -22,8 +22,9 @@ public final class ThumbnailApp: Sendable {
     let readiness: Readiness
 
     /// Builds everything; nothing listens until `start()`.
-    /// `logSink` receives the log's bytes instead of standard error (tests). `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
-    /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both.
+    /// `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
+    /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both,
+    /// and `logSink` to read the log (nil: standard error).
     public init(
         configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },

@@ -40,9 +40,7 @@ final class Routes: Sendable {
     }
 
     /// The routes, as the log names them (anything else is "other").
-    static let routes: Set<String> = [
-        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats",
-    ]
+    static let routes: Set<String> = ["/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats"]
 
     /// Everything a reply needs to be answered and logged.
     struct Exchange: Sendable {
