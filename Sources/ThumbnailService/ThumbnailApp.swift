@@ -17,6 +17,8 @@ public final class ThumbnailApp: Sendable {
     public let pipeline: Pipeline
     let log: RequestLog
     private let server: HTTPServer
+    /// `/metrics` on its own listener (`--metrics-listen`); nil: on the main port.
+    private let metricsServer: HTTPServer?
     let fetcher: CurlImageFetcher
     private let stopping = Atomic<Bool>(false)
 
@@ -60,7 +62,9 @@ public final class ThumbnailApp: Sendable {
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).
             HitResponses(image, fingerprint: fingerprint, cacheControl: "public, max-age=\(lifetime.wholeSeconds)")
         }
-        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, now: now)
+        let metrics = MetricsPage(
+            pipeline: pipeline, requests: RequestMetrics(), breakers: fetcher.breaker, configuration: configuration)
+        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, metrics: metrics, now: now)
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.server.host
         serverConfiguration.port = configuration.server.port
@@ -71,6 +75,19 @@ public final class ThumbnailApp: Sendable {
         self.server = HTTPServer(configuration: serverConfiguration) { request, responder in
             routes.handle(request, responder)
         }
+        if let address = configuration.server.metricsListen {
+            // One polling thread is plenty for a scrape or two a second.
+            var metricsConfiguration = serverConfiguration
+            metricsConfiguration.host = address.host
+            metricsConfiguration.port = address.port
+            metricsConfiguration.threads = 1
+            metricsConfiguration.connectionLimit = 64
+            self.metricsServer = HTTPServer(configuration: metricsConfiguration) { request, responder in
+                routes.handleMetricsListener(request, responder)
+            }
+        } else {
+            self.metricsServer = nil
+        }
         self.log = log
         self.pipeline = pipeline
         self.fetcher = fetcher
@@ -80,6 +97,15 @@ public final class ThumbnailApp: Sendable {
     public func start() throws {
         try server.start()
         log.event("thumbd \(Self.version) listening on \(configuration.server.host):\(server.port)")
+        if let metricsServer, let address = configuration.server.metricsListen {
+            do {
+                try metricsServer.start()
+            } catch {
+                server.shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503))
+                throw error
+            }
+            log.event("metrics on \(ListenAddress(host: address.host, port: metricsServer.port))/metrics")
+        }
     }
 
     /// True from the moment `shutdown()` begins.
@@ -87,6 +113,9 @@ public final class ThumbnailApp: Sendable {
 
     /// The bound port (useful with port 0).
     public var port: Int { server.port }
+
+    /// The metrics listener's bound port; nil without `--metrics-listen`.
+    public var metricsPort: Int? { metricsServer?.port }
 
     /// Graceful stop: no new connections, in-flight requests get `shutdownGrace` to finish,
     /// anything still waiting then gets a 503; then the workers and the fetcher stop.
@@ -98,6 +127,8 @@ public final class ThumbnailApp: Sendable {
             retryAfter: configuration.server.retryAfter.wholeSeconds)
         late.headers.append(("X-Request-Id", "shutdown"))
         server.shutdown(grace: configuration.server.shutdownGrace, lateResponse: late)
+        // Scrapes go on while the main port drains, so the drain itself can be watched.
+        metricsServer?.shutdown(grace: .zero, lateResponse: late)
         pipeline.stop()
         fetcher.shutdown()
         log.event("stopped")
