@@ -51,6 +51,10 @@ public struct PipelineMetrics: Sendable, Equatable {
         public var fromCopy = 0
         /// Renders that failed (header checks included), by error code.
         public var failed: [ThumbnailError.Code: Int] = [:]
+        /// Admitted jobs not run because they waited in the queue past `--queue-timeout` (503),
+        /// and fetches that got no working memory within their deadline (503).
+        public var expiredInQueue = 0
+        public var noRoomInTime = 0
 
         public init() {}
 

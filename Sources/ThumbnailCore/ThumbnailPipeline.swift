@@ -49,12 +49,18 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         /// declared Content-Length, or the bytes received): a fetch starts only when the budget
         /// has room, and this keeps a burst from all starting into the same room.
         public var fetchReservation: Int
+        /// How long an admitted job may wait in the queue (for a worker, or for working memory)
+        /// before it is answered 503 instead of run (`--queue-timeout`): under a burst of heavy
+        /// sources a full queue would otherwise hold its last clients for minutes.
+        public var queueTimeout: Duration
 
         public init(
             maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10),
             freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400),
-            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20
+            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20,
+            queueTimeout: Duration = .seconds(20)
         ) {
+            self.queueTimeout = queueTimeout
             self.maxSourcePixels = maxSourcePixels
             self.errorTTL = errorTTL
             self.freshness = freshness
@@ -88,6 +94,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
     let originSlots: OriginSlots
     private let fetchReservation: Int
+    private let queueTimeout: Duration
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
@@ -116,6 +123,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
         self.fetchReservation = limits.fetchReservation
+        self.queueTimeout = limits.queueTimeout
         self.originSlots = OriginSlots(limit: limits.maxFetchesPerOrigin, wait: limits.fetchTimeout, now: now)
         self.policy = limits.freshness
         self.maxPromisedLifetime = limits.maxPromisedLifetime
@@ -220,8 +228,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         let copyKey = CacheKey.decoded(request.source)
         if case .decoded(let copy, let freshness) = cache.value(forKey: copyKey), copy.canServe(spec) {
             // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
+            let queued = now()
             ticket.run(costing: { [renderer] in renderer.cutEstimate(copy, spec: spec) }) { [self] in
-                store(
+                if let late = waitedTooLong(since: queued) { return .failure(late) }
+                return store(
                     render(\.fromCopy) { () throws(ThumbnailError) in try renderer.render(decoded: copy, spec: spec) },
                     key, freshness)
             } then: { [self] result in
@@ -254,6 +264,16 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         makeFromOriginal(request, spec, key, ticket: ticket, slot: nil)
     }
 
+    /// A job that waited in the queue past `--queue-timeout` is not run: its client hears 503
+    /// (retry shortly) now rather than its answer minutes later. Checked as a worker takes the job,
+    /// so a queue of expired jobs drains at once.
+    private func waitedTooLong(since queued: ContinuousClock.Instant) -> ThumbnailError? {
+        let waited = now() - queued
+        guard waited > queueTimeout else { return nil }
+        counters.withLock { $0.renders.expiredInQueue += 1 }
+        return ThumbnailError(.queueFull, "waited \(waited) in the queue (over --queue-timeout)")
+    }
+
     /// The miss path from the original (cached, or fetched now with `slot` or one taken later).
     private func makeFromOriginal(
         _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket,
@@ -271,8 +291,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                 // A fetched original is outside the cache budget until its job is done: it counts
                 // against the work budget meanwhile (a cached one is in the cache's already).
                 let held = workers.charge(wasCached ? 0 : bytes.count)
+                let queued = now()
                 ticket.run(costing: { [self] in estimate(bytes, spec, keepingCopy: wasCached) }) { [self] in
                     defer { held.end() }
+                    if let late = waitedTooLong(since: queued) { return .failure(late) }
                     if let refusal = memoryRefusal(bytes, spec, keepingCopy: wasCached) {
                         return .failure(countedFailure(refusal))
                     }
@@ -499,13 +521,21 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         priority: WorkerPool.Priority, completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
         let start: @Sendable (OriginSlots.Slot) -> Void = { [self] slot in
+            let askedForRoom = now()
             workers.whenRoom(priority, reserving: fetchReservation) { [self] charge in
                 let left = slot.deadline - now()
                 guard left > .zero else {
                     slot.release()
                     charge.end()
+                    // Whoever spent the deadline says what the client hears: the origin's slots
+                    // (504, as a slow origin), or our own working memory (503: we are busy).
+                    let busy = askedForRoom < slot.deadline
+                    if busy { counters.withLock { $0.renders.noRoomInTime += 1 } }
                     return completion(
-                        .failure(ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
+                        .failure(
+                            busy
+                                ? ThumbnailError(.queueFull, "no working memory for the fetch within its deadline")
+                                : ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
                 }
                 let options = FetchOptions(timeLimit: left, progress: { charge.update($0) })
                 let started = ContinuousClock.now

@@ -59,7 +59,8 @@ public final class ThumbnailApp: Sendable {
                     fallback: freshness.defaultSourceTTL, staleWhileRevalidate: freshness.staleWhileRevalidate,
                     staleIfError: freshness.staleIfError),
                 maxPromisedLifetime: configuration.cache.maxAge,
-                maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout),
+                maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout,
+                queueTimeout: configuration.processing.queueTimeout),
             now: clock
         ) { image, fingerprint, lifetime in
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).

@@ -44,6 +44,9 @@ extension ServiceConfiguration {
         .int(
             "queue-capacity", \.processing.queueCapacity, 0...100_000,
             "Misses admitted beyond the running ones; more get 503"),
+        .seconds(
+            "queue-timeout", \.processing.queueTimeout, 0.1...3600,
+            "An admitted miss still queued after this long gets 503 + Retry-After instead of running late, seconds"),
         .bytes(
             "max-source-bytes", \.fetch.maxSourceBytes, 1...(1 << 32),
             "Largest source accepted, counted while streaming"),

@@ -90,6 +90,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var workers = System.coreCount
         /// Misses admitted beyond the ones running; past `workers + queueCapacity` a new miss gets 503.
         public var queueCapacity = 64
+        /// An admitted miss that waited this long in the queue (for a worker or for working
+        /// memory) is answered 503 with Retry-After instead of being run late.
+        public var queueTimeout: Duration = .seconds(20)
         /// The working-memory budget: everything outside the cache — fetched originals waiting for
         /// or in processing, fetches in progress, and the decode memory of running jobs (estimated
         /// from the header). A quarter of the cgroup's or machine's memory limit, 64 MiB to 4 GiB.

@@ -86,9 +86,11 @@ final class MetricsPage: Sendable {
         out.counter("thumbd_jobs_admitted_total", "Jobs admitted to the worker pool.", workers.admittedTotal)
         out.counter(
             "thumbd_jobs_rejected_total",
-            "Jobs refused: the queue was full (503), the decode alone needs more than --work-bytes (422), or the source has more pixels than --max-source-pixels (422).",
+            "Jobs refused: the queue was full (503), a job waited past --queue-timeout (503), a fetch got no working memory within its deadline (503), the decode alone needs more than --work-bytes (422), or the source has more pixels than --max-source-pixels (422).",
             [
                 ([("reason", "queue_full")], workers.rejected),
+                ([("reason", "queue_timeout")], metrics.renders.expiredInQueue),
+                ([("reason", "no_work_memory_in_time")], metrics.renders.noRoomInTime),
                 ([("reason", "work_memory")], metrics.renders.failed[.tooMuchMemory] ?? 0),
                 ([("reason", "pixel_cap")], metrics.renders.failed[.tooManyPixels] ?? 0),
             ])

@@ -1,0 +1,90 @@
+import Dispatch
+import Synchronization
+import Testing
+
+@testable import ThumbnailCore
+
+/// Under a burst of heavy sources the queue must not hold clients for minutes: a job still queued
+/// after `queueTimeout` is answered 503 (`queueFull`) instead of being run, and a fetch that got no
+/// working memory within its deadline is 503 too (we were busy), not 504 (the origin was not slow).
+@Suite struct QueueTimeoutTests {
+    let first = "http://origin.example/first.jpg"
+    let second = "http://origin.example/second.jpg"
+
+    @Test func aJobQueuedPastTheTimeoutIsAnswered503WithoutRunning() async throws {
+        let clock = FakeClock()
+        let imaging = FakeImaging(gate: Gate(open: false))
+        let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
+            workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: imaging,
+            limits: .init(queueTimeout: .seconds(5)), now: { clock.now }
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let firstRequest = try request(first)
+        async let running = pipeline.thumbnail(firstRequest)
+        #expect(await pipeline.eventually { $0.workers.running == 1 })
+        let secondRequest = try request(second)
+        async let queued = pipeline.thumbnail(secondRequest)
+        #expect(await pipeline.eventually { $0.workers.queuedInteractive == 1 })
+        clock.advance(.seconds(6))
+        imaging.gate.open()
+        let (done, _) = await running
+        #expect(try text(done) == "w=100,h=50")
+        let (late, _) = await queued
+        guard case .failure(let error) = late else {
+            Issue.record("expected a 503 for the job that waited past the timeout")
+            return
+        }
+        #expect(error.code == .queueFull)
+        #expect(imaging.encodes == 1)  // the late job never ran
+        #expect(pipeline.metrics.renders.expiredInQueue == 1)
+    }
+
+    @Test func aJobWithinTheTimeoutRuns() async throws {
+        let clock = FakeClock()
+        let imaging = FakeImaging(gate: Gate(open: false))
+        let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
+            workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: imaging,
+            limits: .init(queueTimeout: .seconds(5)), now: { clock.now }
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let firstRequest = try request(first)
+        async let running = pipeline.thumbnail(firstRequest)
+        #expect(await pipeline.eventually { $0.workers.running == 1 })
+        let secondRequest = try request(second)
+        async let queued = pipeline.thumbnail(secondRequest)
+        #expect(await pipeline.eventually { $0.workers.queuedInteractive == 1 })
+        clock.advance(.seconds(4))
+        imaging.gate.open()
+        _ = await running
+        let (result, _) = await queued
+        #expect(try text(result) == "w=100,h=50")
+        #expect(pipeline.metrics.renders.expiredInQueue == 0)
+    }
+
+    @Test func noWorkingMemoryWithinTheFetchDeadlineIs503NotAnOriginTimeout() async throws {
+        let clock = FakeClock()
+        let fetcher = FakeFetcher([first: .success([100, 50])])
+        let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: pool, fetcher: fetcher,
+            imaging: FakeImaging(), limits: .init(fetchTimeout: .seconds(20)), now: { clock.now }
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        // Originals waiting for their jobs (played by one charge) fill the budget past the deadline.
+        let waiting = pool.charge(8 << 20)
+        let firstRequest = try request(first)
+        async let done = pipeline.thumbnail(firstRequest)
+        #expect(await pipeline.eventually { $0.workers.waitingForRoom == 1 })
+        clock.advance(.seconds(21))
+        waiting.end()
+        let (result, _) = await done
+        guard case .failure(let error) = result else {
+            Issue.record("expected a 503")
+            return
+        }
+        #expect(error.code == .queueFull)
+        #expect(fetcher.total == 0)
+        #expect(pipeline.metrics.renders.noRoomInTime == 1)
+    }
+}
