@@ -95,6 +95,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     let originSlots: OriginSlots
     private let fetchReservation: Int
     private let queueTimeout: Duration
+    private let fetchTimeout: Duration
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
@@ -104,9 +105,12 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
     let revalidations = Flights<Revalidation>()
     /// Miss-path counters only: a hit counts inside the cache's own lock.
     let counters = Mutex<
-        (fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int, stale: Int)
+        (
+            fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int, stale: Int,
+            lastRoomWaitEnded: ContinuousClock.Instant?
+        )
     >(
-        (.init(), .init(), 0, 0))
+        (.init(), .init(), 0, 0, nil))
     /// Decode and encode times by format, taken on the workers (atomics: no lock).
     let renderTimings = RenderTimings()
     /// Source fetch times, from the request going out to its answer (revalidations included).
@@ -124,6 +128,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
         self.fetchReservation = limits.fetchReservation
         self.queueTimeout = limits.queueTimeout
+        self.fetchTimeout = limits.fetchTimeout
         self.originSlots = OriginSlots(limit: limits.maxFetchesPerOrigin, wait: limits.fetchTimeout, now: now)
         self.policy = limits.freshness
         self.maxPromisedLifetime = limits.maxPromisedLifetime
@@ -138,7 +143,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
 
     /// Every counter, as one value.
     public var metrics: PipelineMetrics {
-        var (fetches, renders, coalesced, stale) = counters.withLock { $0 }
+        var (fetches, renders, coalesced, stale, _) = counters.withLock { $0 }
         (fetches.holdingOriginSlot, fetches.waitingForOriginSlot, fetches.busyOrigins) = originSlots.totals
         var metrics = PipelineMetrics(
             cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
@@ -250,9 +255,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             ticket.release()
             return originSlots.acquire(request.source.origin) { [self] slot in
                 guard let slot else {
-                    return variantFlights.complete(
-                        key, with: .failure(ThumbnailError(.originTimeout, "no fetch slot of \(request.source.origin)"))
-                    )
+                    return variantFlights.complete(key, with: .failure(slotTimeout(request.source.origin)))
                 }
                 guard let ticket = workers.reserve(priority) else {
                     slot.release()
@@ -262,6 +265,20 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             }
         }
         makeFromOriginal(request, spec, key, ticket: ticket, slot: nil)
+    }
+
+    /// No fetch slot of `origin` came free in time. When fetches waited for working memory during
+    /// that wait (some still do, or one stopped waiting since it began: a slot wait lasts the
+    /// fetch timeout), the slots were most likely held by them — the service is busy, not the
+    /// origin slow: 503, not 504.
+    private func slotTimeout(_ origin: OriginKey) -> ThumbnailError {
+        let since = now() - fetchTimeout
+        let recentRoomWait = counters.withLock { $0.lastRoomWaitEnded.map { $0 >= since } ?? false }
+        if recentRoomWait || workers.statistics.waitingForRoom > 0 {
+            counters.withLock { $0.renders.noRoomInTime += 1 }
+            return ThumbnailError(.queueFull, "no fetch slot of \(origin) in time: fetches wait for working memory")
+        }
+        return ThumbnailError(.originTimeout, "no fetch slot of \(origin) in time")
     }
 
     /// A job that waited in the queue past `--queue-timeout` is not run: its client hears 503
@@ -523,6 +540,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         let start: @Sendable (OriginSlots.Slot) -> Void = { [self] slot in
             let askedForRoom = now()
             workers.whenRoom(priority, reserving: fetchReservation) { [self] charge in
+                if charge.waited {
+                    let now = now()
+                    counters.withLock { $0.lastRoomWaitEnded = now }
+                }
                 let left = slot.deadline - now()
                 guard left > .zero else {
                     slot.release()
@@ -549,9 +570,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
             }
         }
         if let slot { return start(slot) }
-        originSlots.acquire(source.origin) { slot in
+        originSlots.acquire(source.origin) { [self] slot in
             guard let slot else {
-                return completion(.failure(ThumbnailError(.originTimeout, "no fetch slot of \(source.origin) in time")))
+                return completion(.failure(slotTimeout(source.origin)))
             }
             start(slot)
         }

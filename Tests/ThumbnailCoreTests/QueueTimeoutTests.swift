@@ -87,4 +87,34 @@ import Testing
         #expect(fetcher.total == 0)
         #expect(pipeline.metrics.renders.noRoomInTime == 1)
     }
+
+    @Test func aFetchSlotWaitSpentBehindFetchesWaitingForMemoryIs503() async throws {
+        let clock = FakeClock()
+        let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
+        let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
+        let pipeline = FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: pool, fetcher: fetcher,
+            imaging: FakeImaging(), limits: .init(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)),
+            now: { clock.now }
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let waiting = pool.charge(8 << 20)
+        // The first holds the origin's one slot while it waits for memory; the second waits for
+        // the slot. Both deadlines pass; then memory frees.
+        let firstRequest = try request(first)
+        async let holder = pipeline.thumbnail(firstRequest)
+        #expect(await pipeline.eventually { $0.workers.waitingForRoom == 1 })
+        let secondRequest = try request(second)
+        async let behind = pipeline.thumbnail(secondRequest)
+        #expect(await pipeline.eventually { $0.fetches.waitingForOriginSlot == 1 })
+        clock.advance(.seconds(21))
+        waiting.end()
+        for (result, _) in [await holder, await behind] {
+            guard case .failure(let error) = result else {
+                Issue.record("expected a 503")
+                continue
+            }
+            #expect(error.code == .queueFull, "\(error)")
+        }
+        #expect(fetcher.total == 0)
+    }
 }

@@ -87,10 +87,13 @@ public final class WorkerPool: Sendable {
     public final class Charge: Sendable {
         private let pool: WorkerPool
         private let bytes: Mutex<Int?>
+        /// True when it was granted by `whenRoom` after waiting for room (not at once).
+        public let waited: Bool
 
-        fileprivate init(pool: WorkerPool, charged: Int = 0) {
+        fileprivate init(pool: WorkerPool, charged: Int = 0, waited: Bool = false) {
             self.pool = pool
             self.bytes = Mutex(charged)
+            self.waited = waited
         }
 
         /// Charges `total` bytes from now on instead of what was charged before.
@@ -274,7 +277,7 @@ public final class WorkerPool: Sendable {
             }
             return ready
         }
-        for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes)) }
+        for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes, waited: true)) }
     }
 
     /// Lets the workers finish what is queued, then end. New reservations fail.
