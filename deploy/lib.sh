@@ -77,8 +77,8 @@ urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys
 # running deploy/nginx.conf and its snippet as committed, with only the machine-specific lines
 # replaced (listen port, upstream ports, cache directory; each replacement checked, so a change to
 # the committed file cannot make the test run something else), plus an X-Upstream-Addr header
-# saying which instance answered. Extra files go into http {} after it (their `listen 80;`
-# becomes PORT+1).
+# saying which instance answered. Extra files (already made for this machine) go into http {}
+# after it.
 nginx_conf() {
   local dir="$1" port="$2" a="$3" b="${4:-}" conf="$1/conf"
   shift 4
@@ -99,7 +99,7 @@ nginx_conf() {
   local includes="include thumbd.conf;" extra n=0
   for extra in "$@"; do
     n=$((n + 1))
-    sed "s|^    listen 80;|    listen 127.0.0.1:$((port + n));|" "$extra" >"$conf/extra$n.conf"
+    cp "$extra" "$conf/extra$n.conf"
     includes="$includes include extra$n.conf;"
   done
   cat >"$conf/nginx.conf" <<CONF
