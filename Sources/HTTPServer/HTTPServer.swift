@@ -158,6 +158,17 @@ public final class HTTPServer: @unchecked Sendable {
         core.inFlight.load(ordering: .relaxed)
     }
 
+    /// The drain before a stop: from now on every response carries `Connection: close`, so
+    /// keep-alive clients open a new connection for their next request (and so go wherever their
+    /// balancer now sends them), while the server still accepts and answers as before.
+    /// ``shutdown(grace:lateResponse:)`` follows, and keeps it so.
+    public func beginDraining() {
+        lifecycle.withLock { lifecycle in
+            guard case .running = lifecycle else { return }
+            core.draining.store(true, ordering: .relaxed)
+        }
+    }
+
     /// Graceful stop: stop accepting connections; mark further responses `Connection: close`; wait
     /// until every in-flight request has been answered and sent, or `grace` has passed; answer every
     /// request still waiting (and any handled from then on) with `lateResponse`; wait up to a second

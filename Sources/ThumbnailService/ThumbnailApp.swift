@@ -19,17 +19,19 @@ public final class ThumbnailApp: Sendable {
     private let server: HTTPServer
     let fetcher: CurlImageFetcher
     private let stopping = Atomic<Bool>(false)
+    let readiness: Readiness
 
     /// Builds everything; nothing listens until `start()`.
-    /// `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
+    /// `logSink` receives the log's bytes instead of standard error (tests). `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
     /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both.
     public init(
         configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
-        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logSink: LogSink? = nil
     ) {
         self.configuration = configuration
-        let log = RequestLog(enabled: configuration.logging.requests)
+        let log = RequestLog(
+            enabled: configuration.logging.requests, format: configuration.logging.format, sink: logSink)
         let policy = SourcePolicy(
             allowLoopback: configuration.fetch.allowLoopback, allowPrivate: configuration.fetch.allowPrivate,
             allowedHosts: configuration.fetch.allowedHosts)
@@ -60,7 +62,8 @@ public final class ThumbnailApp: Sendable {
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).
             HitResponses(image, fingerprint: fingerprint, cacheControl: "public, max-age=\(lifetime.wholeSeconds)")
         }
-        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, now: now)
+        let readiness = Readiness()
+        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, readiness: readiness, now: now)
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.server.host
         serverConfiguration.port = configuration.server.port
@@ -72,35 +75,78 @@ public final class ThumbnailApp: Sendable {
             routes.handle(request, responder)
         }
         self.log = log
+        self.readiness = readiness
         self.pipeline = pipeline
         self.fetcher = fetcher
     }
 
-    /// Binds and starts serving.
+    /// Binds and starts serving; `/readyz` answers 200 from the end of this call (the listening
+    /// socket opens only once everything is built, so "starting" is the short moment in between).
     public func start() throws {
+        try listen()
+        announceReady()
+    }
+
+    /// The first half of `start()`: bind and serve, `/readyz` still 503 (tests look in between).
+    func listen() throws {
         try server.start()
-        log.event("thumbd \(Self.version) listening on \(configuration.server.host):\(server.port)")
+    }
+
+    /// The second half: log the settings, turn `/readyz` to 200, log the `start` event.
+    func announceReady() {
+        log.event(configuration.settingsEvent)
+        // Ready before the `start` line: whoever reads the port from it finds /readyz ready.
+        readiness.becomeReady()
+        let host = configuration.server.host
+        log.event(
+            LogEvent(
+                "start", "thumbd \(Self.version) listening on \(host):\(server.port)",
+                [("version", .text(Self.version)), ("host", .text(host)), ("port", .int(server.port))]))
     }
 
     /// True from the moment `shutdown()` begins.
     public var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
+    /// True while `/readyz` answers 200: started, and no stop begun (no drain, no shutdown).
+    public var isReady: Bool { readiness.current == .ready }
+
     /// The bound port (useful with port 0).
     public var port: Int { server.port }
+
+    /// The drain before a stop: `/readyz` answers 503 from now on and every response carries
+    /// `Connection: close`, but everything else is served as before, new connections included.
+    /// A balancer probing `/readyz` takes this instance out of rotation and keep-alive clients
+    /// reconnect elsewhere, while nothing is refused yet. `shutdown()` follows. Idempotent.
+    public func beginDrain(reason: String = "asked") {
+        guard readiness.beginDraining() else { return }
+        server.beginDraining()
+        let delay = configuration.server.drainDelay
+        log.event(
+            LogEvent(
+                "drain",
+                "\(reason): draining for \(delay.secondsText)s: /readyz answers 503, everything else is served "
+                    + "as before (Connection: close)", [("reason", .text(reason)), ("delay", .number(delay.seconds))]))
+    }
 
     /// Graceful stop: no new connections, in-flight requests get `shutdownGrace` to finish,
     /// anything still waiting then gets a 503; then the workers and the fetcher stop.
     public func shutdown() {
-        stopping.store(true, ordering: .relaxed)
-        log.event("stopping: finishing in-flight requests (grace \(configuration.server.shutdownGrace.secondsText)s)")
+        // Not ready from here on, drained or not (connections still open may ask).
+        _ = readiness.beginDraining()
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        let grace = configuration.server.shutdownGrace
+        log.event(
+            LogEvent(
+                "stopping", "stopping: finishing in-flight requests (grace \(grace.secondsText)s)",
+                [("grace", .number(grace.seconds))]))
         var late = ProblemResponse.make(
             ThumbnailError(.shuttingDown), requestID: "shutdown",
             retryAfter: configuration.server.retryAfter.wholeSeconds)
         late.headers.append(("X-Request-Id", "shutdown"))
-        server.shutdown(grace: configuration.server.shutdownGrace, lateResponse: late)
+        server.shutdown(grace: grace, lateResponse: late)
         pipeline.stop()
         fetcher.shutdown()
-        log.event("stopped")
+        log.event(LogEvent("stopped", "stopped"))
         log.flush()
     }
 
@@ -122,14 +168,50 @@ public final class ThumbnailApp: Sendable {
         return set
     }
 
-    /// Runs until SIGTERM or SIGINT, then shuts down gracefully. Returns the exit status.
-    /// Call `blockTerminationSignals()` before building the app.
+    /// Runs until SIGTERM or SIGINT, then stops in two phases: the drain (`beginDrain`) for
+    /// `--drain-delay`, cut short by a second signal, then the graceful `shutdown()`. Returns the
+    /// exit status. Call `blockTerminationSignals()` before building the app.
     public func runUntilSignalled() -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        var set = Self.terminationSignals
-        var number: Int32 = 0
-        while sigwait(&set, &number) != 0 {}
+        let first = Self.waitForSignal(upTo: nil) ?? SIGTERM
+        beginDrain(reason: Self.name(of: first))
+        let delay = configuration.server.drainDelay
+        if delay > .zero {
+            if let second = Self.waitForSignal(upTo: delay) {
+                log.event(
+                    LogEvent(
+                        "drain-end", "\(Self.name(of: second)) again: drain cut short",
+                        [("cut-short", .bool(true))]))
+            } else {
+                log.event(LogEvent("drain-end", "drain delay over", [("cut-short", .bool(false))]))
+            }
+        }
         shutdown()
         return 0
+    }
+
+    /// The next SIGTERM or SIGINT (both blocked, so they wait pending for this), or nil when
+    /// `limit` passes first; nil `limit`: no limit.
+    private static func waitForSignal(upTo limit: Duration?) -> Int32? {
+        var set = terminationSignals
+        guard let limit else {
+            var number: Int32 = 0
+            while sigwait(&set, &number) != 0 {}
+            return number
+        }
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return nil }
+            var timeout = left.timespec
+            let number = sigtimedwait(&set, nil, &timeout)
+            if number > 0 { return number }
+            // EINTR: another signal (not ours) interrupted the wait; EAGAIN: the time is up.
+            if errno != EINTR { return nil }
+        }
+    }
+
+    private static func name(of signal: Int32) -> String {
+        signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
     }
 }

@@ -19,8 +19,8 @@ final class Harness: Sendable {
     let monotonic = MovableClock()
 
     init(
-        routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1",
-        _ configure: (inout ServiceConfiguration) -> Void = { _ in }
+        routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1", log: LogCapture? = nil,
+        start: Bool = true, _ configure: (inout ServiceConfiguration) -> Void = { _ in }
     ) throws {
         let table = TestRoutes(routes)
         self.routes = table
@@ -36,8 +36,10 @@ final class Harness: Sendable {
         configure(&configuration)
         let clock = clock
         let monotonic = monotonic
-        app = ThumbnailApp(configuration: configuration, now: { clock.now }, clock: { monotonic.now })
-        try app.start()
+        app = ThumbnailApp(
+            configuration: configuration, now: { clock.now }, clock: { monotonic.now }, logSink: log?.sink)
+        // `start` false: listening, `/readyz` still "starting", until the test calls `announceReady()`.
+        if start { try app.start() } else { try app.listen() }
     }
 
     deinit {

@@ -57,7 +57,8 @@ import ThumbnailCore
             try await TestHTTPClient.request("POST", port: h.port, target: "/prefetch?url=x", body: [1]))
         record("/livez", "GET", try await h.get("/livez"))
         record("/healthz", "GET", try await h.get("/healthz"))
-        for path in ["/livez", "/healthz"] {
+        record("/readyz", "GET", try await h.get("/readyz"))
+        for path in ["/livez", "/healthz", "/readyz"] {
             let noHost = try await TestHTTPClient.exchange(
                 port: h.port, pieces: [Array("GET \(path) HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)])
             record(path, "GET", try noHost.response())
@@ -98,6 +99,14 @@ import ThumbnailCore
         record(
             "/prefetch", "POST",
             try await signed.get("/prefetch?url=\(Harness.encode(signed.origin.url("/p.jpg")))", method: "POST"))
+
+        // Starting, then draining: /readyz is 503 (a problem) while the rest is served.
+        let starting = try Harness(routes: [:], start: false)
+        record("/readyz", "GET", try await starting.get("/readyz"))
+        starting.app.announceReady()
+        starting.app.beginDrain(reason: "test")
+        record("/readyz", "GET", try await starting.get("/readyz"))
+        record("/livez", "GET", try await starting.get("/livez"))
 
         // The busy instance: one worker, no queue, one request holding it.
         async let holding = busy.get(busy.thumb("/hang"))

@@ -12,9 +12,10 @@ import ThumbnailCore
     let origin = OriginKey(scheme: .http, host: "down.example", port: 80)
 
     final class Log: Sendable {
-        private let lines = Mutex<[String]>([])
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-        var entries: [String] { lines.withLock { $0 } }
+        private let events = Mutex<[LogEvent]>([])
+        func append(_ event: LogEvent) { events.withLock { $0.append(event) } }
+        var entries: [String] { events.withLock { $0.map(\.message) } }
+        var names: [String] { events.withLock { $0.map(\.name) } }
     }
 
     @Test func opensAfterFailuresInARowThenOneTrialAndAnAnswerClosesIt() {
@@ -49,6 +50,7 @@ import ThumbnailCore
         #expect(breaker.check(origin) == .proceed)
         #expect(breaker.check(origin) == .proceed)
         #expect(log.entries.count == 2 && log.entries[1].hasPrefix("circuit closed for http://down.example:80"))
+        #expect(log.names == ["breaker-open", "breaker-close"])
         #expect(breaker.trackedOrigins == 0)
     }
 

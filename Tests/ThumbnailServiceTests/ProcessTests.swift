@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -29,36 +30,64 @@ import Testing
         #expect(errors.contains("THUMBD_HOST=nowhere"))
     }
 
-    @Test func sigtermStopsGracefullyWithExitZero() async throws {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["--port", "0", "--shutdown-grace", "2"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let port = try await Self.onThread { () -> Int in
-            // "… listening on 127.0.0.1:PORT" is the first event line.
-            var text = ""
-            let handle = stderr.fileHandleForReading
-            while !text.contains("listening on") || !text.contains("\n") {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            let tail = text.components(separatedBy: "listening on 127.0.0.1:").last ?? ""
-            return Int(tail.prefix { $0.isNumber }) ?? 0
+    @Test func sigtermDrainsThenStopsGracefullyWithExitZero() async throws {
+        let thumbd = try RunningThumbd(["--port", "0", "--shutdown-grace", "2", "--drain-delay", "0.2"])
+        let port = try await thumbd.port()
+        #expect(try await TestHTTPClient.request(port: port, target: "/livez").status == 200)
+        #expect(try await TestHTTPClient.request(port: port, target: "/readyz").status == 200)
+        thumbd.process.terminate()  // SIGTERM; the drain delay then runs out by itself
+        #expect(try await thumbd.exitStatus() == 0)
+        let log = thumbd.log
+        for event in ["event=settings ", "event=start ", "event=drain ", "event=stopping ", "event=stopped "] {
+            #expect(log.contains(event), "\(event): \(log)")
         }
-        #expect(port > 0)
-        let health = try await TestHTTPClient.request(port: port, target: "/livez")
-        #expect(health.status == 200)
-        process.terminate()  // SIGTERM
-        let status = try await Self.onThread { () -> Int32 in
-            process.waitUntilExit()
-            return process.terminationStatus
+        #expect(log.contains("event=drain-end msg=\"drain delay over\" cut-short=false"), "\(log)")
+    }
+
+    /// SIGTERM: /readyz turns 503 at once while /thumb and /livez are still served (closing their
+    /// connections); a second signal ends the drain; exit 0. The log is JSON, one object a line.
+    @Test func duringTheDrainOnlyReadyzRefusesAndASecondSignalEndsIt() async throws {
+        let origin = try TestOrigin(routes: ["/p.jpg": .ok(Fixtures.jpeg(width: 300, height: 200))])
+        defer { origin.stop() }
+        // A drain far longer than the test: only the second signal can end it.
+        let thumbd = try RunningThumbd([
+            "--port", "0", "--shutdown-grace", "2", "--drain-delay", "600", "--allow-loopback-sources",
+            "--log-format", "json",
+        ])
+        let port = try await thumbd.port()
+        let thumb = "/thumb?url=\(Harness.encode(origin.url("/p.jpg")))&w=100"
+        #expect(try await TestHTTPClient.request(port: port, target: "/readyz").status == 200)
+        #expect(try await TestHTTPClient.request(port: port, target: thumb).status == 200)
+
+        thumbd.process.terminate()  // SIGTERM
+        let turned = await Harness.eventually(within: .seconds(30)) {
+            (try? await TestHTTPClient.request(port: port, target: "/readyz").status) == 503
         }
-        #expect(process.terminationReason == .exit)
-        #expect(status == 0)
+        #expect(turned)
+        let readyz = try await TestHTTPClient.request(port: port, target: "/readyz")
+        try expectProblem(readyz, 503)
+        for target in [thumb, "/thumb?url=\(Harness.encode(origin.url("/p.jpg")))&w=60", "/livez"] {
+            let during = try await TestHTTPClient.sequence(
+                port: port, requests: [Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)])
+            #expect(during.responses.map(\.status) == [200], "\(target)")
+            #expect(during.responses.first?.header("connection")?.lowercased() == "close", "\(target)")
+            #expect(during.peerClosed, "\(target)")
+        }
+        #expect(thumbd.process.isRunning)
+
+        thumbd.process.interrupt()  // SIGINT: the drain is cut short
+        #expect(try await thumbd.exitStatus() == 0)
+        let lines = thumbd.log.split(separator: "\n").map(String.init)
+        let objects = lines.map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.allSatisfy { $0 != nil }, "\(lines)")
+        let events = objects.compactMap { $0?["event"] as? String }
+        #expect(events == ["settings", "start", "drain", "drain-end", "stopping", "stopped"], "\(events)")
+        let drainEnd = objects.compactMap { $0 }.first { $0["event"] as? String == "drain-end" }
+        #expect(drainEnd?["cut-short"] as? Bool == true)
+        let drain = objects.compactMap { $0 }.first { $0["event"] as? String == "drain" }
+        #expect(drain?["reason"] as? String == "SIGTERM" && drain?["delay"] as? Int == 600)
+        // The requests of the drain were logged, as JSON too.
+        #expect(objects.contains { $0?["route"] as? String == "/readyz" && $0?["status"] as? Int == 503 })
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, String, String)
@@ -87,5 +116,57 @@ import Testing
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
+    }
+}
+
+/// The real `thumbd`, started with `arguments`, its standard error collected as it comes.
+final class RunningThumbd: Sendable {
+    let process: Process
+    private let collected = Mutex<[UInt8]>([])
+    private let finished = Atomic<Bool>(false)
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = ProcessTests.binary
+        process.arguments = arguments
+        process.environment = [:]
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        self.process = process
+        try process.run()
+        let handle = stderr.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                collected.withLock { $0.append(contentsOf: chunk) }
+            }
+            finished.store(true, ordering: .releasing)
+        }.start()
+    }
+
+    var log: String { String(decoding: collected.withLock { $0 }, as: UTF8.self) }
+
+    /// The port from the `start` event ("… listening on 127.0.0.1:PORT"), waited for (bounded).
+    func port() async throws -> Int {
+        var port = 0
+        _ = await Harness.eventually(within: .seconds(60)) {
+            let tail = log.components(separatedBy: "listening on 127.0.0.1:")
+            guard tail.count > 1 else { return finished.load(ordering: .acquiring) }
+            port = Int(tail[1].prefix { $0.isNumber }) ?? 0
+            return true
+        }
+        return try #require(port > 0 ? port : nil, "no start event: \(log)")
+    }
+
+    /// Waits for the exit (and the end of its standard error); its status, when it exited.
+    func exitStatus() async throws -> Int32? {
+        let status = try await ProcessTests.onThread { [process] () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        _ = await Harness.eventually(within: .seconds(30)) { finished.load(ordering: .acquiring) }
+        return process.terminationReason == .exit ? status : nil
     }
 }

@@ -31,7 +31,7 @@ final class CurlImageFetcher: ImageFetching {
     init(
         policy: SourcePolicy, limits: Limits, maxConnections: Int = 64, now: @escaping @Sendable () -> Double,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        log: @escaping @Sendable (LogEvent) -> Void = { _ in }
     ) {
         self.multi = CurlMulti(maxConnections: maxConnections)
         self.policy = policy

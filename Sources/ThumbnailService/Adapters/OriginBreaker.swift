@@ -40,13 +40,13 @@ final class OriginBreaker: Sendable {
     let coolDown: Duration
     let capacity: Int
     private let now: @Sendable () -> ContinuousClock.Instant
-    private let log: @Sendable (String) -> Void
+    private let log: @Sendable (LogEvent) -> Void
     private let table = Mutex<[OriginKey: Entry]>([:])
 
     /// `threshold` 0 turns it off. `log` hears when a breaker opens and closes.
     init(
         threshold: Int, coolDown: Duration = .seconds(30), capacity: Int = 1024,
-        now: @escaping @Sendable () -> ContinuousClock.Instant, log: @escaping @Sendable (String) -> Void
+        now: @escaping @Sendable () -> ContinuousClock.Instant, log: @escaping @Sendable (LogEvent) -> Void
     ) {
         self.threshold = threshold
         self.coolDown = coolDown
@@ -75,11 +75,15 @@ final class OriginBreaker: Sendable {
     func record(_ origin: OriginKey, _ outcome: Outcome) {
         guard threshold > 0 else { return }
         let now = now()
-        let message = table.withLock { table -> String? in
+        let message = table.withLock { table -> LogEvent? in
             switch outcome {
             case .answered:
                 guard let entry = table.removeValue(forKey: origin) else { return nil }
-                return entry.openUntil == nil ? nil : "circuit closed for \(origin): it answered again"
+                return entry.openUntil == nil
+                    ? nil
+                    : LogEvent(
+                        "breaker-close", "circuit closed for \(origin): it answered again",
+                        [("origin", .text("\(origin)"))])
             case .inconclusive:
                 table[origin]?.trialRunning = false
                 return nil
@@ -88,15 +92,20 @@ final class OriginBreaker: Sendable {
                 var entry = table[origin] ?? Entry()
                 entry.failures += 1
                 entry.lastTimedOut = timedOut
-                var message: String? = nil
+                var message: LogEvent? = nil
                 if entry.openUntil != nil {
                     // A trial failed (or a request that began before it opened): another cool-down.
                     entry.openUntil = now.advanced(by: coolDown)
                 } else if entry.failures >= threshold {
                     entry.openUntil = now.advanced(by: coolDown)
-                    message =
+                    message = LogEvent(
+                        "breaker-open",
                         "circuit opened for \(origin): \(entry.failures) connection failures in a row; "
-                        + "requests to it are answered at once for \(coolDown.components.seconds) s"
+                            + "requests to it are answered at once for \(coolDown.components.seconds) s",
+                        [
+                            ("origin", .text("\(origin)")), ("failures", .int(entry.failures)),
+                            ("cooldown", .number(coolDown.seconds)),
+                        ])
                 }
                 entry.trialRunning = false
                 table[origin] = entry

@@ -97,8 +97,12 @@ extension ServiceConfiguration {
             "idle-timeout", \.server.idleTimeout, 1...3600, "Idle keep-alive connections are closed after this, seconds"
         ),
         .seconds(
+            "drain-delay", \.server.drainDelay, 0...3600,
+            "On SIGTERM/SIGINT, serve on this long with /readyz answering 503 before stopping, seconds (a second signal skips it)"
+        ),
+        .seconds(
             "shutdown-grace", \.server.shutdownGrace, 0...3600,
-            "Time in-flight requests get to finish on SIGTERM/SIGINT, seconds"),
+            "Time in-flight requests get to finish on SIGTERM/SIGINT, after the drain delay, seconds"),
         .seconds(
             "retry-after", \.server.retryAfter, 0...3600, "Retry-After of a 503 when the queue is full, seconds",
             wholeSeconds: true),
@@ -133,6 +137,15 @@ extension ServiceConfiguration {
             "allowed-heights", \.access.allowedHeights, 1...TransformSpec.maxSide,
             "Comma-separated heights h may take (before dpr); empty: any"),
         .bool("log-requests", \.logging.requests, "One log line per request on standard error"),
+        .init(
+            name: "log-format", kind: .value("logfmt|json"),
+            help: "Request lines and service events as logfmt key=value pairs or one JSON object per line",
+            defaultText: { $0.logging.format.rawValue }
+        ) { config, text in
+            guard let format = LogFormat(rawValue: text.lowercased()) else { return "must be logfmt or json" }
+            config.logging.format = format
+            return nil
+        },
         .int(
             "malloc-arenas", \.processing.mallocArenas, 0...1024,
             "glibc malloc arenas (0: glibc's default of 8 per core)"),
@@ -252,6 +265,7 @@ extension ServiceConfiguration {
             "  GET  /thumb?url=URL&w=N[&PARAMETER=VALUE]...   the thumbnail",
             "  POST /prefetch?url=URL[&w=N...]               load into the cache in the background (202)",
             "  GET  /livez                                   liveness (alias /healthz)",
+            "  GET  /readyz                                  readiness: 200, or 503 while starting and draining",
             "",
             "Request parameters (/thumb and /prefetch):",
         ]

@@ -41,7 +41,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var headTimeout: Duration = .seconds(10)
         /// An idle keep-alive connection is closed after this.
         public var idleTimeout: Duration = .seconds(30)
-        /// On SIGTERM/SIGINT, in-flight requests get this long to finish.
+        /// On SIGTERM/SIGINT, first this long of draining: `/readyz` answers 503 and every response
+        /// carries `Connection: close`, but everything is served as before, so a balancer that
+        /// probes `/readyz` stops sending here while nothing is refused yet. Before the grace
+        /// period, not part of it: SIGTERM to exit takes at most drain + grace (+ 1 s). A second
+        /// signal ends the drain at once; 0 skips it.
+        public var drainDelay: Duration = .seconds(5)
+        /// Then the graceful stop: no new connections, in-flight requests get this long to finish.
         public var shutdownGrace: Duration = .seconds(10)
         /// The `Retry-After` of a 503 (whole seconds).
         public var retryAfter: Duration = .seconds(1)
@@ -126,7 +132,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     }
 
     public struct Logging: Sendable, Equatable {
-        /// One logfmt line per request on standard error.
+        /// One line per request on standard error.
         public var requests = true
+        /// Request lines and service events as logfmt (`key=value`) or one JSON object per line.
+        public var format = LogFormat.logfmt
     }
 }

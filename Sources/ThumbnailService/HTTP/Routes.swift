@@ -20,12 +20,15 @@ final class Routes: Sendable {
     private let now: @Sendable () -> Double
     /// `Bearer <token>` as the admin endpoints expect it; nil: they do not exist.
     private let adminAuthorization: [UInt8]?
+    /// What `/readyz` answers.
+    private let readiness: Readiness
 
     init(
-        pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog,
+        pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog, readiness: Readiness,
         now: @escaping @Sendable () -> Double
     ) {
         self.now = now
+        self.readiness = readiness
         self.adminAuthorization = configuration.access.adminToken.map { Array("Bearer \($0)".utf8) }
         self.pipeline = pipeline
         self.log = log
@@ -37,7 +40,9 @@ final class Routes: Sendable {
     }
 
     /// The routes, as the log names them (anything else is "other").
-    static let routes: Set<String> = ["/thumb", "/prefetch", "/livez", "/healthz", "/cache", "/cache/stats"]
+    static let routes: Set<String> = [
+        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats",
+    ]
 
     /// Everything a reply needs to be answered and logged.
     struct Exchange: Sendable {
@@ -84,6 +89,9 @@ final class Routes: Sendable {
                 HTTPResponse(
                     status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                     body: .bytes(body)), cache: "-")
+        case "/readyz":
+            guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+            ready(exchange)
         case "/cache", "/cache/stats":
             // Without an admin token these routes do not exist.
             guard adminAuthorization != nil else {
@@ -92,6 +100,22 @@ final class Routes: Sendable {
             admin(exchange)
         default:
             problem(exchange, 404, "Not found", "No such route. See openapi.yaml for the API.")
+        }
+    }
+
+    /// Readiness: 200 while serving; a 503 problem while starting and from the first termination
+    /// signal on (the drain), so a balancer stops sending here before anything is refused. No
+    /// `Retry-After`: this instance will not become ready again, the balancer should go elsewhere.
+    private func ready(_ exchange: Exchange) {
+        switch readiness.current {
+        case .ready:
+            json(exchange, 200, "{\"status\":\"ready\"}")
+        case .starting:
+            problem(exchange, 503, "Not ready", "The service is starting.", error: "not-ready: starting")
+        case .draining:
+            problem(
+                exchange, 503, "Not ready", "The service is draining before it stops; use another instance.",
+                error: "not-ready: draining")
         }
     }
 

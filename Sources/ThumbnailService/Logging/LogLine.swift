@@ -51,6 +51,48 @@ struct LogLine: ~Copyable {
         }
     }
 
+    /// Appends `text` as a JSON string (quotes, backslashes and control characters escaped), which
+    /// is also how a logfmt value that may hold spaces is quoted. Written straight into the line, no
+    /// intermediate string; whole characters only, and always closed: it stops early rather than
+    /// leave less than `reserving` bytes after its closing quote (room for what must end the line,
+    /// such as a JSON object's `}`), so a long text is cut, never the line's syntax.
+    mutating func appendQuoted(_ text: String, reserving: Int = 0) {
+        // The closing quote and the reserve are always kept free.
+        let end = limit - 1 - reserving
+        guard count < end else { return }
+        append(UInt8(ascii: "\""))
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            let escaped: StaticString?
+            switch value {
+            case 0x22: escaped = "\\\""
+            case 0x5C: escaped = "\\\\"
+            case 0x0A: escaped = "\\n"
+            case 0x0D: escaped = "\\r"
+            case 0x09: escaped = "\\t"
+            default: escaped = nil
+            }
+            if let escaped {
+                guard count + escaped.utf8CodeUnitCount <= end else { break }
+                append(escaped)
+            } else if value < 0x20 {
+                guard count + 6 <= end else { break }
+                append("\\u00")
+                append(Self.hexDigit(value >> 4))
+                append(Self.hexDigit(value & 0xF))
+            } else {
+                let width = value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x1_0000 ? 3 : 4
+                guard count + width <= end else { break }
+                for byte in UTF8.encode(scalar)! { append(byte) }
+            }
+        }
+        append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ nibble: UInt32) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + UInt8(nibble) : UInt8(ascii: "a") + UInt8(nibble - 10)
+    }
+
     /// Appends `value` in decimal, zero-padded to `width` digits.
     mutating func appendDecimal(_ value: UInt64, width: Int = 1) {
         // Digits from the least significant end of a 20-byte scratch (UInt64.max has 20).
