@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154
 # Sourced by deploy/test-systemd.sh, deploy/test-nginx.sh and examples/gallery/test.sh: on top of
 # bench/lib.sh (log, die, stopping every pid in `pids` on exit, the release build), a free port,
 # waiting for a URL, the source images and the loopback origin that serves them. The sourcing

@@ -38,7 +38,7 @@ dpkg-deb -x "$deb" "$work/deb"
 sources=()
 for photo in "${PHOTOS[@]}"; do
   file="$(echo "$photo" | tr 'A-Z' 'a-z').jpg"
-  vips thumbnail "$work/deb/usr/share/backgrounds/$photo.jpg" "$work/sources/$file[Q=85,strip]" 1600
+  vips thumbnail "$work/deb/usr/share/backgrounds/$photo.jpg" "$work/sources/${file}[Q=85,strip]" 1600
   sources+=("$file")
 done
 
