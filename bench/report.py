@@ -346,6 +346,8 @@ def main():
     P(f"- Floor: `{env.get('floor_build', NA)}` (built: {env.get('floor_built', NA)}); run as "
       f"`bench/work/bin/floor --corpus bench/corpus --threads {env.get('workers', NA)} --seconds "
       f"{env.get('miss_seconds', NA)}`.")
+    P(f"- Metrics on: thumbd's hit runs are measured while `/metrics` is scraped every second "
+      f"(a background curl loop, as a Prometheus would): {env.get('metrics_scrapes', NA)}.")
     P(f"- Durations: hit {env.get('hit_seconds', NA)} s per wrk run, cold/floor/new-size "
       f"{env.get('miss_seconds', NA)} s, memory {env.get('memory_runs', NA)} × {env.get('memory_seconds', NA)} s; "
       f"ab {env.get('ab_requests', NA)} requests at -c {env.get('ab_concurrency', NA)}. Cold/new-size/memory "

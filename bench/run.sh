@@ -423,13 +423,29 @@ rewarm_hits() {
 }
 runtag="$(date +%s)"
 
+# thumbd's hit runs are measured with /metrics scraped every second meanwhile (as a Prometheus
+# would), so the hit ratio to nginx is the one with metrics on. The scrapes it made are counted.
+scrapes_file="$work/metrics-scrapes"
+: >"$scrapes_file"
+with_scrapes() {   # COMMAND...: runs it while a background loop GETs $thumbd/metrics every second
+  ( while :; do
+      curl -fsS -o /dev/null "$thumbd/metrics" && echo ok >>"$scrapes_file" || echo failed >>"$scrapes_file"
+      sleep 1
+    done ) &
+  local scraper=$! rc=0
+  "$@" || rc=$?
+  kill "$scraper" 2>/dev/null || true
+  wait "$scraper" 2>/dev/null || true
+  return "$rc"
+}
+
 # ---------------------------------------------------------------- the two rounds
 bench_start="$(date +%s)"
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 for round in 1 2; do
   [ "$round" = 1 ] || rewarm_hits
   for c in $HIT_CONNECTIONS; do
-    measure "$round" "hit-c$c" thumbd "r$round-hit-c$c-thumbd" -- \
+    with_scrapes measure "$round" "hit-c$c" thumbd "r$round-hit-c$c-thumbd" -- \
       "${wrk_hit[@]}" -c"$c" "$thumbd" -- "$work/lists/hit-thumbd.txt"
     measure "$round" "hit-c$c" nginx "r$round-hit-c$c-nginx" -- \
       "${wrk_hit[@]}" -c"$c" "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
@@ -501,6 +517,7 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "workers=$WORKERS"
   echo "cache_bytes=$CACHE_BYTES"
   echo "hit_seconds=$HIT_SECONDS"
+  echo "metrics_scrapes=$(grep -c '^ok' "$scrapes_file" || true) ok, $(grep -c '^failed' "$scrapes_file" || true) failed (GET /metrics every second during thumbd's hit runs)"
   echo "miss_seconds=$MISS_SECONDS"
   echo "memory_seconds=$MEMORY_SECONDS"
   echo "memory_runs=$MEMORY_RUNS"

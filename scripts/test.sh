@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # python3 and nodejs run the README's URL-signing snippets against the server.
-./scripts/setup.sh python3 nodejs
+# prometheus brings promtool, which checks the /metrics page (MetricsTests).
+./scripts/setup.sh python3 nodejs prometheus
 ./scripts/check-format.sh
 swift build --build-tests
 swift test --skip-build

@@ -12,6 +12,10 @@ public struct PipelineMetrics: Sendable, Equatable {
     /// Requests answered with a stale entry (while it was revalidated, or because revalidation
     /// failed).
     public var servedStale = 0
+    /// Decode and encode times by format (see `RenderTimings`).
+    public var renderTimings = RenderTimings.Snapshot()
+    /// Source fetch times, from the request going out to its answer (revalidations included).
+    public var fetchDurations = HistogramSnapshot()
 
     public struct Fetches: Sendable, Equatable {
         /// Source fetches started (after coalescing: one per source however many asked).

@@ -100,6 +100,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         (fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int, stale: Int)
     >(
         (.init(), .init(), 0, 0))
+    /// Decode and encode times by format, taken on the workers (atomics: no lock).
+    let renderTimings = RenderTimings()
+    /// Source fetch times, from the request going out to its answer (revalidations included).
+    let fetchDurations = DurationHistogram(bounds: DurationHistogram.workBounds)
 
     /// `prepare` runs once per stored variant (on the worker that made it), and again when a
     /// variant's promise must shrink or a stale one is served; its `Duration` is the lifetime the
@@ -119,7 +123,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         self.cache = cache
         self.workers = workers
         self.fetcher = fetcher
-        self.renderer = ThumbnailRenderer(imaging: imaging, maxSourcePixels: limits.maxSourcePixels)
+        self.renderer = ThumbnailRenderer(
+            imaging: imaging, maxSourcePixels: limits.maxSourcePixels, timings: renderTimings)
         self.prepare = prepare
     }
 
@@ -130,6 +135,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         var metrics = PipelineMetrics(
             cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
         metrics.servedStale = stale
+        metrics.renderTimings = renderTimings.snapshot
+        metrics.fetchDurations = fetchDurations.snapshot()
         return metrics
     }
 
@@ -501,7 +508,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
                         .failure(ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
                 }
                 let options = FetchOptions(timeLimit: left, progress: { charge.update($0) })
-                fetcher.fetch(source, revalidating: validators, options: options) { answer in
+                let started = ContinuousClock.now
+                fetcher.fetch(source, revalidating: validators, options: options) { [fetchDurations] answer in
+                    fetchDurations.record(
+                        nanoseconds: UInt64(max(.zero, ContinuousClock.now - started) / .nanoseconds(1)))
                     slot.release()
                     completion(answer)
                     charge.end()

@@ -17,13 +17,16 @@ public final class ThumbnailApp: Sendable {
     public let pipeline: Pipeline
     let log: RequestLog
     private let server: HTTPServer
+    /// `/metrics` on its own listener (`--metrics-listen`); nil: on the main port.
+    private let metricsServer: HTTPServer?
     let fetcher: CurlImageFetcher
     private let stopping = Atomic<Bool>(false)
     let readiness: Readiness
 
     /// Builds everything; nothing listens until `start()`.
-    /// `logSink` receives the log's bytes instead of standard error (tests). `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
-    /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both.
+    /// `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
+    /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both,
+    /// and `logSink` to read the log (nil: standard error).
     public init(
         configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
@@ -63,7 +66,11 @@ public final class ThumbnailApp: Sendable {
             HitResponses(image, fingerprint: fingerprint, cacheControl: "public, max-age=\(lifetime.wholeSeconds)")
         }
         let readiness = Readiness()
-        let routes = Routes(pipeline: pipeline, configuration: configuration, log: log, readiness: readiness, now: now)
+        let metrics = MetricsPage(
+            pipeline: pipeline, requests: RequestMetrics(), breakers: fetcher.breaker, configuration: configuration)
+        let routes = Routes(
+            pipeline: pipeline, configuration: configuration, log: log, readiness: readiness, metrics: metrics,
+            now: now)
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.server.host
         serverConfiguration.port = configuration.server.port
@@ -73,6 +80,19 @@ public final class ThumbnailApp: Sendable {
         serverConfiguration.idleTimeout = configuration.server.idleTimeout
         self.server = HTTPServer(configuration: serverConfiguration) { request, responder in
             routes.handle(request, responder)
+        }
+        if let address = configuration.server.metricsListen {
+            // One polling thread is plenty for a scrape or two a second.
+            var metricsConfiguration = serverConfiguration
+            metricsConfiguration.host = address.host
+            metricsConfiguration.port = address.port
+            metricsConfiguration.threads = 1
+            metricsConfiguration.connectionLimit = 64
+            self.metricsServer = HTTPServer(configuration: metricsConfiguration) { request, responder in
+                routes.handleMetricsListener(request, responder)
+            }
+        } else {
+            self.metricsServer = nil
         }
         self.log = log
         self.readiness = readiness
@@ -90,6 +110,14 @@ public final class ThumbnailApp: Sendable {
     /// The first half of `start()`: bind and serve, `/readyz` still 503 (tests look in between).
     func listen() throws {
         try server.start()
+        if let metricsServer {
+            do {
+                try metricsServer.start()
+            } catch {
+                server.shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503))
+                throw error
+            }
+        }
     }
 
     /// The second half: log the settings, turn `/readyz` to 200, log the `start` event.
@@ -102,6 +130,12 @@ public final class ThumbnailApp: Sendable {
             LogEvent(
                 "start", "thumbd \(Self.version) listening on \(host):\(server.port)",
                 [("version", .text(Self.version)), ("host", .text(host)), ("port", .int(server.port))]))
+        if let metricsServer, let address = configuration.server.metricsListen {
+            log.event(
+                LogEvent(
+                    "metrics", "metrics on \(ListenAddress(host: address.host, port: metricsServer.port))/metrics",
+                    [("host", .text(address.host)), ("port", .int(metricsServer.port))]))
+        }
     }
 
     /// True from the moment `shutdown()` begins.
@@ -128,6 +162,9 @@ public final class ThumbnailApp: Sendable {
                     + "as before (Connection: close)", [("reason", .text(reason)), ("delay", .number(delay.seconds))]))
     }
 
+    /// The metrics listener's bound port; nil without `--metrics-listen`.
+    public var metricsPort: Int? { metricsServer?.port }
+
     /// Graceful stop: no new connections, in-flight requests get `shutdownGrace` to finish,
     /// anything still waiting then gets a 503; then the workers and the fetcher stop.
     public func shutdown() {
@@ -144,6 +181,8 @@ public final class ThumbnailApp: Sendable {
             retryAfter: configuration.server.retryAfter.wholeSeconds)
         late.headers.append(("X-Request-Id", "shutdown"))
         server.shutdown(grace: grace, lateResponse: late)
+        // Scrapes go on while the main port drains, so the drain itself can be watched.
+        metricsServer?.shutdown(grace: .zero, lateResponse: late)
         pipeline.stop()
         fetcher.shutdown()
         log.event(LogEvent("stopped", "stopped"))

@@ -33,6 +33,16 @@ public enum Vips {
         return Int(vips_tracked_get_mem_highwater())
     }
 
+    /// What libvips' own allocator holds now, the most it has held since start, and its live
+    /// allocations (`vips_tracked_get_mem`, `_mem_highwater`, `_allocs`), for `/metrics`. Pixel
+    /// buffers and line caches only: the codecs' own allocations are not in it (see above).
+    public static var trackedMemory: VipsTrackedMemory {
+        initialize()
+        return VipsTrackedMemory(
+            bytes: Int(vips_tracked_get_mem()), highWater: Int(vips_tracked_get_mem_highwater()),
+            allocations: Int(vips_tracked_get_allocs()))
+    }
+
     /// Number of live libvips objects (images, regions, operations, ...) in the process, for the
     /// leak tests (TestSupport's `Fixtures.liveVipsObjectCount`): compared before and after many
     /// calls, it catches a missing unref. `package`: a count of everything alive process-wide is

@@ -19,8 +19,10 @@ case .success(.run(let configuration)):
     do {
         try app.start()
     } catch {
-        FileHandle.standardError.write(
-            Data("thumbd: cannot listen on \(configuration.server.host):\(configuration.server.port): \(error)\n".utf8))
+        let metrics = configuration.server.metricsListen.map { " or \($0)" } ?? ""
+        let message =
+            "thumbd: cannot listen on \(configuration.server.host):\(configuration.server.port)\(metrics): \(error)\n"
+        FileHandle.standardError.write(Data(message.utf8))
         exit(1)
     }
     exit(app.runUntilSignalled())

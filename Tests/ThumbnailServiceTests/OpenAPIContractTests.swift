@@ -55,10 +55,13 @@ import ThumbnailCore
         record(
             "/prefetch", "POST",
             try await TestHTTPClient.request("POST", port: h.port, target: "/prefetch?url=x", body: [1]))
+        record("/metrics", "GET", try await h.get("/metrics"))
+        let separate = try Harness(routes: [:]) { $0.server.metricsListen = ListenAddress(host: "127.0.0.1", port: 0) }
+        record("/metrics", "GET", try await separate.get("/metrics"))
         record("/livez", "GET", try await h.get("/livez"))
         record("/healthz", "GET", try await h.get("/healthz"))
         record("/readyz", "GET", try await h.get("/readyz"))
-        for path in ["/livez", "/healthz", "/readyz"] {
+        for path in ["/livez", "/healthz", "/readyz", "/metrics"] {
             let noHost = try await TestHTTPClient.exchange(
                 port: h.port, pieces: [Array("GET \(path) HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)])
             record(path, "GET", try noHost.response())

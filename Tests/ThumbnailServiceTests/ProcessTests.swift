@@ -15,6 +15,7 @@ import Testing
         for flag in [
             "--host", "--port", "--cache-bytes", "--workers", "--queue-capacity", "--max-source-bytes",
             "--max-source-pixels", "--allow-loopback-sources", "--allow-private-sources", "--allowed-source-hosts",
+            "--drain-delay", "--log-format", "/readyz",
         ] {
             #expect(output.contains(flag), "\(flag)")
         }

@@ -1,5 +1,7 @@
 import Dispatch
 import Foundation
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailService
@@ -101,6 +103,32 @@ import Testing
         #expect(lines[0].utf8.count < RequestLog.lineCapacity)
         let error = try #require(try Self.object(lines[0])["error"] as? String)
         #expect(error.count > 100 && long.hasPrefix(error))
+    }
+
+    /// Standard error stalls (the sink blocks): past 8 MiB lines are dropped, counted, and the count
+    /// is logged as a `dropped` event once writing resumes; accepted + dropped = recorded.
+    @Test func linesBeyondTheBoundAreDroppedAndCountedInAnEvent() async throws {
+        let capture = LogCapture()
+        let gate = TestGate()
+        let blocked = Atomic<Bool>(false)
+        let log = RequestLog(enabled: true, format: .json) { raw in
+            blocked.store(true, ordering: .releasing)
+            gate.wait()
+            capture.sink(raw)
+        }
+        log.record(Self.entry(error: nil))
+        // The writer thread has taken that line and is stuck writing it.
+        #expect(await Harness.eventually(within: .seconds(30)) { blocked.load(ordering: .acquiring) })
+        let recorded = 100_000  // about 9 MiB of lines
+        for _ in 0..<recorded { log.record(Self.entry(error: nil)) }
+        gate.open()
+        log.flush()
+        let objects = try capture.objects.map { try #require($0) }
+        let requests = objects.filter { $0["event"] == nil }.count
+        let dropped = try #require(objects.first { $0["event"] as? String == "dropped" })
+        let lost = try #require(dropped["lines"] as? Int)
+        #expect(lost > 0)
+        #expect(requests - 1 + lost == recorded)
     }
 
     @Test func eventsKeepTheirTypesInBothFormats() throws {

@@ -15,10 +15,13 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
 
     public let imaging: Imaging
     public let maxSourcePixels: Int
+    /// Where decode and encode times go (the pipeline's metrics); nil: not timed.
+    public let timings: RenderTimings?
 
-    public init(imaging: Imaging, maxSourcePixels: Int) {
+    public init(imaging: Imaging, maxSourcePixels: Int, timings: RenderTimings? = nil) {
         self.imaging = imaging
         self.maxSourcePixels = maxSourcePixels
+        self.timings = timings
     }
 
     /// Header check (format, pixel cap).
@@ -71,7 +74,9 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
         let box = Self.copyBox(for: info)
         guard DecodedSource<Imaging.Decoded>.canServe(spec, copyWidth: box.width, copyHeight: box.height, source: info)
         else { return (try encode(.original(original, info), info: info, spec: spec), nil) }
+        let start = ContinuousClock.now
         let copy = try imaging.decode(original, info: info, fittingWidth: box.width, height: box.height)
+        timings?.recordDecode(info.format, since: start)
         guard copy.canServe(spec) else { return (try encode(.original(original, info), info: info, spec: spec), nil) }
         return (try render(decoded: copy, spec: spec), copy)
     }
@@ -91,9 +96,14 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
         // "Like the source" picks PNG for a GIF/HEIF/TIFF with an alpha band; if no pixel uses
         // it (every GIF loads with one), JPEG is what the rule means.
         let alphaOnly = spec.format == .source && format == .png && ![.jpeg, .png, .webp].contains(info.format)
-        return try imaging.encode(
-            input, resize: resize,
-            output: OutputChoice(format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil))
+        let output = OutputChoice(format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil)
+        guard let timings else { return try imaging.encode(input, resize: resize, output: output) }
+        let start = ContinuousClock.now
+        let encoded = Result { () throws(ThumbnailError) in try imaging.encode(input, resize: resize, output: output) }
+        var fromCopy = false
+        if case .decoded = input { fromCopy = true }
+        timings.recordEncode((try? encoded.get())?.format ?? format, fromCopy: fromCopy, since: start)
+        return try encoded.get()
     }
 
     /// The reusable copy: the source fitted inside `decodedSide` × `decodedSide`, never upscaled.

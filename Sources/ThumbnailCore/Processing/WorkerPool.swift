@@ -65,7 +65,10 @@ public final class WorkerPool: Sendable {
     }
 
     public struct Statistics: Sendable, Equatable {
+        /// Jobs admitted now (running, waiting for their input, queued).
         public var admitted = 0
+        /// Jobs admitted since start (a counter).
+        public var admittedTotal = 0
         public var running = 0
         public var queuedInteractive = 0
         public var queuedBackground = 0
@@ -203,6 +206,7 @@ public final class WorkerPool: Sendable {
                 return false
             }
             state.stats.admitted += 1
+            state.stats.admittedTotal += 1
             return true
         }
         return admitted ? Ticket(pool: self, priority: priority) : nil

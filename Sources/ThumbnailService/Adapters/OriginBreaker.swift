@@ -123,6 +123,25 @@ final class OriginBreaker: Sendable {
 
     var trackedOrigins: Int { table.withLock { $0.count } }
 
+    /// Origins by breaker state, for `/metrics` (counts only: a host is never a label). `failing`:
+    /// closed, with failures in a row below the threshold; `open`: refusing; `halfOpen`: the
+    /// cool-down is over, a trial may go or is out. Origins without failures have no entry.
+    struct Counts: Sendable, Equatable {
+        var failing = 0
+        var open = 0
+        var halfOpen = 0
+    }
+
+    var counts: Counts {
+        let now = now()
+        return table.withLock { table in
+            table.values.reduce(into: Counts()) { counts, entry in
+                guard let until = entry.openUntil else { return counts.failing += 1 }
+                if now < until { counts.open += 1 } else { counts.halfOpen += 1 }
+            }
+        }
+    }
+
     private func makeRoom(_ table: inout [OriginKey: Entry]) {
         guard table.count >= capacity else { return }
         let closed = table.filter { $0.value.openUntil == nil }

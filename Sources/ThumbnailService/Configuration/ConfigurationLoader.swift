@@ -16,6 +16,22 @@ extension ServiceConfiguration {
             return nil
         },
         .int("port", \.server.port, 0...65535, "TCP port (0: any free port)"),
+        .init(
+            name: "metrics-listen", kind: .value("ADDR:PORT"),
+            help:
+                "Serve GET /metrics on this separate listener (127.0.0.1:9464, [::1]:9464), and not on the main port; empty: on the main port",
+            defaultText: { $0.server.metricsListen?.description ?? "" }
+        ) { config, text in
+            if text.isEmpty {
+                config.server.metricsListen = nil
+                return nil
+            }
+            guard let address = ListenAddress(parsing: text) else {
+                return "must be ADDR:PORT with an IPv4 literal or a bracketed IPv6 literal ([::1]:9464)"
+            }
+            config.server.metricsListen = address
+            return nil
+        },
         .bytes(
             "cache-bytes", \.cache.bytes, 0...(1 << 40),
             "Memory budget for cached originals, decoded copies and thumbnails",

@@ -51,6 +51,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var shutdownGrace: Duration = .seconds(10)
         /// The `Retry-After` of a 503 (whole seconds).
         public var retryAfter: Duration = .seconds(1)
+        /// A separate listener for `GET /metrics`, which is then not on the main port (so it can
+        /// stay off the public side); nil: `/metrics` is served on the main port.
+        public var metricsListen: ListenAddress? = nil
     }
 
     /// Getting sources: which ones, how big, how long.

@@ -22,13 +22,21 @@ final class Routes: Sendable {
     private let adminAuthorization: [UInt8]?
     /// What `/readyz` answers.
     private let readiness: Readiness
+    /// `/metrics`, and the counters every answer goes into.
+    let metrics: MetricsPage
+    private let requestMetrics: RequestMetrics
+    /// False when `/metrics` has its own listener (`--metrics-listen`): then it is 404 here.
+    private let metricsOnMainPort: Bool
 
     init(
         pipeline: Pipeline, configuration: ServiceConfiguration, log: RequestLog, readiness: Readiness,
-        now: @escaping @Sendable () -> Double
+        metrics: MetricsPage, now: @escaping @Sendable () -> Double
     ) {
         self.now = now
         self.readiness = readiness
+        self.metrics = metrics
+        self.requestMetrics = metrics.requests
+        self.metricsOnMainPort = configuration.server.metricsListen == nil
         self.adminAuthorization = configuration.access.adminToken.map { Array("Bearer \($0)".utf8) }
         self.pipeline = pipeline
         self.log = log
@@ -41,7 +49,7 @@ final class Routes: Sendable {
 
     /// The routes, as the log names them (anything else is "other").
     static let routes: Set<String> = [
-        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats",
+        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats", "/metrics",
     ]
 
     /// Everything a reply needs to be answered and logged.
@@ -56,23 +64,7 @@ final class Routes: Sendable {
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let start = DispatchTime.now().uptimeNanoseconds
         if fastHit(request, responder, start: start) { return }
-        let route = Self.routes.contains(request.path) ? request.path : "other"
-        let exchange = Exchange(
-            request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
-            start: start,
-            route: route)
-
-        if request.hasBody {
-            return problem(exchange, 413, "Request body not accepted", "This service takes no request bodies.")
-        }
-        if request.version == "HTTP/1.1" && request.header("host") == nil {
-            // Not a request we can trust the rest of: answer and close, as the HTTP layer does.
-            var response = ProblemResponse.http(
-                400, title: "Missing Host", detail: "HTTP/1.1 requests must carry a Host header.",
-                requestID: exchange.id.description)
-            response.headers.append(("Connection", "close"))
-            return reply(exchange, response, cache: "-")
-        }
+        guard let exchange = accept(request, responder, start: start) else { return }
         switch request.path {
         case "/thumb":
             guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
@@ -92,6 +84,8 @@ final class Routes: Sendable {
         case "/readyz":
             guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
             ready(exchange)
+        case "/metrics" where metricsOnMainPort:
+            serveMetrics(exchange)
         case "/cache", "/cache/stats":
             // Without an admin token these routes do not exist.
             guard adminAuthorization != nil else {
@@ -119,6 +113,52 @@ final class Routes: Sendable {
         }
     }
 
+    /// The `--metrics-listen` listener: `/metrics` and nothing else.
+    func handleMetricsListener(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard let exchange = accept(request, responder, start: DispatchTime.now().uptimeNanoseconds) else { return }
+        guard request.path == "/metrics" else {
+            return problem(exchange, 404, "Not found", "This listener serves /metrics only.")
+        }
+        serveMetrics(exchange)
+    }
+
+    /// The exchange of a request that takes the full path, or nil when it was answered already
+    /// (a body, or HTTP/1.1 without Host).
+    private func accept(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Exchange? {
+        let route = Self.routes.contains(request.path) ? request.path : "other"
+        let exchange = Exchange(
+            request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
+            start: start,
+            route: route)
+
+        if request.hasBody {
+            problem(exchange, 413, "Request body not accepted", "This service takes no request bodies.")
+            return nil
+        }
+        if request.version == "HTTP/1.1" && request.header("host") == nil {
+            // Not a request we can trust the rest of: answer and close, as the HTTP layer does.
+            var response = ProblemResponse.http(
+                400, title: "Missing Host", detail: "HTTP/1.1 requests must carry a Host header.",
+                requestID: exchange.id.description)
+            response.headers.append(("Connection", "close"))
+            reply(exchange, response, cache: "-")
+            return nil
+        }
+        return exchange
+    }
+
+    /// `GET /metrics`: the Prometheus text page, made now (a scrape a second costs a few hundred
+    /// microseconds: the pipeline's snapshot, a table of atomics, a few procfs reads).
+    private func serveMetrics(_ exchange: Exchange) {
+        let method = exchange.request.method
+        guard method == "GET" || method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+        reply(
+            exchange,
+            HTTPResponse(
+                status: 200, headers: [("Content-Type", PrometheusText.contentType), ("Cache-Control", "no-store")],
+                body: .bytes(Array(metrics.render().utf8))), cache: "-")
+    }
+
     /// The hot path: a `/thumb` target seen before whose thumbnail is cached, answered with the
     /// entry's ready-made response. Anything else (first sight, miss, odd request) returns false
     /// and takes the full path.
@@ -131,6 +171,10 @@ final class Routes: Sendable {
         let hit = variant.prepared
         let notModified = hit.isNotModified(ifNoneMatch: request.header("if-none-match"))
         let prepared = notModified ? hit.notModified : hit.ok
+        // Counted before it is sent, so a client that has its answer knows it was counted.
+        requestMetrics.record(
+            route: RequestMetrics.thumbRoute, method: request.method, status: prepared.status,
+            outcome: RequestMetrics.hitOutcome, startNanos: start)
         responder.respond(HTTPResponse(prepared: prepared))
         log.record(
             .init(
@@ -148,6 +192,7 @@ final class Routes: Sendable {
     private func admit(_ exchange: Exchange, requireSpec: Bool) -> ThumbnailRequest? {
         if let signer, !signer.isValid(exchange.request.target) {
             // The same answer whatever was wrong (missing, malformed, wrong key, altered target).
+            requestMetrics.recordSignatureFailure(expired: false)
             problem(
                 exchange, 403, "Invalid signature", "This URL is not signed for this service.",
                 error: "signature-invalid")
@@ -161,6 +206,7 @@ final class Routes: Sendable {
             return nil
         }
         if hasExpired(request.expires) {
+            requestMetrics.recordSignatureFailure(expired: true)
             problem(exchange, 403, "URL expired", "This signed URL has expired.", error: "signature-expired")
             return nil
         }
@@ -284,6 +330,9 @@ final class Routes: Sendable {
         case .bytes(let body): size = body.count
         case .buffer(let buffer, _): size = buffer.count
         }
+        requestMetrics.record(
+            route: RequestMetrics.routeIndex(exchange.route), method: exchange.request.method, status: response.status,
+            outcome: RequestMetrics.outcomeIndex(cache), startNanos: exchange.start)
         exchange.responder.respond(response)
         log.record(
             .init(

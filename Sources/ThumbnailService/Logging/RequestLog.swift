@@ -15,7 +15,7 @@ public typealias LogSink = @Sendable (UnsafeRawBufferPointer) -> Void
 public final class RequestLog: Sendable {
     private let buffer = Mutex<[UInt8]>([])
     private let enabled: Bool
-    let format: LogFormat
+    private let format: LogFormat
     private let sink: LogSink
     /// Held from taking the buffer to the end of writing it: the writer thread and `flush` callers
     /// (events) both write, and lines must reach the sink in the order they were buffered.

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Validates the manifests here against the Kubernetes API schemas (kubernetes-validate from PyPI,
+# offline, strict: unknown fields are errors), and checks what the recipe depends on: the
+# Ingress hashes on $arg_url, the Service is headless, the probes use /livez and /readyz.
+# Installs kubernetes-validate into a virtualenv under ${XDG_CACHE_HOME:-~/.cache}/thumbd.
+#   deploy/kubernetes/validate.sh [KUBERNETES_VERSION]   (default 1.30.0)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+version="${1:-1.30.0}"
+"$root/scripts/setup.sh" python3 python3-venv >/dev/null
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/thumbd/kubernetes-validate"
+if [ ! -x "$venv/bin/kubernetes-validate" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q kubernetes-validate
+fi
+"$venv/bin/kubernetes-validate" --strict --kubernetes-version "$version" \
+  "$here/deployment.yaml" "$here/service.yaml" "$here/ingress.yaml" "$here/secret.example.yaml"
+python3 - "$here" <<'PY'
+import re, sys
+here = sys.argv[1]
+text = {n: open(f"{here}/{n}.yaml").read() for n in ("deployment", "service", "ingress")}
+checks = [
+    ("ingress hashes on the url argument", 'upstream-hash-by: "$arg_url"' in text["ingress"]),
+    ("service is headless", re.search(r"clusterIP:\s*None", text["service"]) is not None),
+    ("readiness probe on /readyz", re.search(r"readinessProbe:\s*\n\s*httpGet:\s*\n\s*path: /readyz", text["deployment"]) is not None),
+    ("liveness probe on /livez", re.search(r"livenessProbe:\s*\n\s*httpGet:\s*\n\s*path: /livez", text["deployment"]) is not None),
+    ("/metrics not routed by the ingress", "/metrics" not in text["ingress"].split("spec:")[1]),
+]
+bad = [name for name, ok in checks if not ok]
+for name, ok in checks:
+    print(("ok   " if ok else "FAIL ") + name)
+sys.exit(1 if bad else 0)
+PY
+echo "kubernetes manifests: valid for Kubernetes $version"
