@@ -75,6 +75,12 @@ code="$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: image/webp' \
   "http://127.0.0.1:$port/thumb?url=$(urlencode "http://127.0.0.1:$origin_port/photo.jpg")&w=333&h=333&fit=cover&crop=attention&format=auto")"
 [ "$code" = 200 ] && made=$((made + 1)) || log "FAIL cover/attention/auto: $code"
 check "28 conversions and a cover crop made under the sandbox ($made of 29)" test "$made" = 29
+# The process metrics read /proc and getrlimit: scraped under the filter too.
+metrics="$(curl -s "http://127.0.0.1:$port/metrics")"
+check "/metrics under the sandbox: requests and process metrics" \
+  grep -q '^thumbd_requests_total{.*status="200"' <<<"$metrics"
+check "process_open_fds and process_start_time_seconds read under the sandbox" \
+  bash -c 'grep -qE "^process_open_fds [1-9]" <<<"$1" && grep -qE "^process_start_time_seconds [1-9][0-9]{9}" <<<"$1"' _ "$metrics"
 check "thumbd still running (no SIGSYS)" kill -0 "$thumbd_pid"
 
 kill -TERM "$thumbd_pid"
