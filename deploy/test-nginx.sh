@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Runs deploy/nginx.conf and deploy/nginx/thumbd-locations.conf in front of two thumbd instances
+# on 127.0.0.1 (signed URLs on, a loopback origin serving generated images) and checks (see
+# README, "nginx in front"): thumbnails through nginx with the signature passed through
+# untouched; a cache HIT on the second request; format=auto keyed on what Accept decides (WebP,
+# AVIF and JPEG entries side by side, other spellings of Accept hitting them, Vary: Accept kept);
+# 304 on If-None-Match; /prefetch, /cache and /metrics refused by nginx; and one instance
+# stopping with SIGTERM while requests keep coming: its /readyz 503 during its drain phase,
+# every request through nginx answered 200, by the other instance once it is gone.
+# Usage: deploy/test-nginx.sh      (THUMBD_BIN=path skips the build; KEEP_WORK=1 keeps logs)
+set -euo pipefail
+name=nginx
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="$(mktemp -d /tmp/thumbd-nginx.XXXXXX)"
+. "$root/deploy/lib.sh"
+
+"$root/scripts/setup.sh" nginx libvips-tools curl python3
+bench_build
+thumbd="$work/thumbd"
+key="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+
+mkdir -p "$work/sources"
+make_sources "$work/sources"
+origin_port="$(free_port)"
+start_origin "$work/sources" "$origin_port"
+
+# Two instances. With --drain-delay (branch health), SIGTERM makes /readyz 503 while the
+# instance keeps serving for that long, then it stops; without it, it stops at once.
+drain_args=()
+has_drain=0
+if "$thumbd" --help | grep -q -- '--drain-delay'; then
+  has_drain=1
+  drain_args=(--drain-delay 3)
+fi
+start_thumbd() { # start_thumbd PORT LOG: the pid in $started
+  "$thumbd" --port "$1" --allow-loopback-sources --signing-keys "$key" --cache-bytes 64M --work-bytes 128M \
+    --workers 1 "${drain_args[@]}" >"$2" 2>&1 &
+  started=$!
+  pids+=("$started")
+}
+port_a="$(free_port)"
+port_b="$(free_port)"
+start_thumbd "$port_a" "$work/thumbd-a.log"
+pid_a=$started
+start_thumbd "$port_b" "$work/thumbd-b.log"
+pid_b=$started
+wait_for "http://127.0.0.1:$port_a/livez"
+wait_for "http://127.0.0.1:$port_b/livez"
+
+nginx_port="$(free_port)"
+nginx_conf "$work/nginx" "$nginx_port" "$port_a" "$port_b"
+start_nginx "$work/nginx" "$nginx_port"
+log "nginx 127.0.0.1:$nginx_port -> thumbd 127.0.0.1:$port_a (pid $pid_a), 127.0.0.1:$port_b (pid $pid_b)"
+base="http://127.0.0.1:$nginx_port"
+
+src() { urlencode "http://127.0.0.1:$origin_port/$1"; }
+signed() { "$thumbd" sign --key "$key" "$1"; }
+# fetch TARGET [curl args...]: headers in $work/h, body in $work/b; prints the status
+fetch() {
+  local target="$1"
+  shift
+  curl -s -D "$work/h" -o "$work/b" -w '%{http_code}' "$@" "$base$target"
+}
+header() { sed -n "s/^$1: *\([^\r]*\)\r\{0,1\}$/\1/Ip" "$work/h" | head -1; }
+size_of() { vipsheader "$work/b" 2>/dev/null | sed -n 's/^[^:]*: \([0-9]*x[0-9]*\) .*/\1/p'; }
+
+# --- thumbnails, signature passed through untouched, nginx cache HIT
+t="$(signed "/thumb?url=$(src photo.jpg)&w=300")"
+code="$(fetch "$t")"
+check "signed thumbnail through nginx: 200 image/jpeg 300x200, MISS (got $code $(header Content-Type) $(size_of) $(header X-Cache-Status))" \
+  test "$code $(header Content-Type) $(size_of) $(header X-Cache-Status)" = "200 image/jpeg 300x200 MISS"
+etag="$(header ETag)"
+check "a strong ETag and thumbd's Cache-Control come through (got $etag, $(header Cache-Control))" \
+  test -n "$etag" -a "${etag#W/}" = "$etag" -a -n "$(header Cache-Control)"
+code="$(fetch "$t")"
+check "second request: nginx cache HIT, same ETag (got $code $(header X-Cache-Status))" \
+  test "$code $(header X-Cache-Status) $(header ETag)" = "200 HIT $etag"
+code="$(fetch "/thumb?url=$(src photo.jpg)&w=300")"
+check "unsigned target: 403 problem+json from thumbd (got $code $(header Content-Type))" \
+  test "$code $(header Content-Type)" = "403 application/problem+json"
+code="$(fetch "${t%?}A")"
+[ "${t: -1}" != A ] || code="$(fetch "${t%?}B")"
+check "tampered signature: 403 (got $code)" test "$code" = 403
+
+# --- 304 on If-None-Match, from nginx's cache
+code="$(fetch "$t" -H "If-None-Match: $etag")"
+check "If-None-Match through nginx: 304 (got $code $(header X-Cache-Status))" test "$code" = 304
+code="$(fetch "$t" -H 'If-None-Match: "something-else"')"
+check "another ETag: 200 (got $code)" test "$code" = 200
+
+# --- format=auto: the key holds what Accept decides
+auto="$(signed "/thumb?url=$(src photo.png)&w=240&format=auto")"
+expect_auto() { # expect_auto ACCEPT TYPE CACHE-STATUS
+  local code
+  code="$(fetch "$auto" -H "Accept: $1")"
+  check "format=auto, Accept '$1': $2 $3 (got $code $(header Content-Type) $(header X-Cache-Status), Vary $(header Vary))" \
+    test "$code $(header Content-Type) $(header X-Cache-Status) $(header Vary)" = "200 $2 $3 Accept"
+}
+expect_auto "image/webp" image/webp MISS
+expect_auto "image/jpeg" image/png MISS
+expect_auto "image/webp" image/webp HIT
+expect_auto "image/jpeg" image/png HIT
+expect_auto "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8" image/avif MISS
+expect_auto "image/avif,image/webp,*/*" image/avif HIT
+expect_auto "text/html,image/webp,*/*;q=0.8" image/webp HIT
+expect_auto "image/webp;q=0, image/png" image/png HIT
+expect_auto "*/*" image/png HIT
+
+# --- refused at nginx: 404 from nginx itself (text/html), never reaching thumbd
+refused() { # refused METHOD TARGET
+  local code
+  code="$(fetch "$2" -X "$1")"
+  check "$1 $2: 404 from nginx (got $code $(header Content-Type))" test "$code $(header Content-Type)" = "404 text/html"
+}
+refused POST "$(signed "/prefetch?url=$(src photo.jpg)&w=300")"
+refused GET /cache/stats
+refused DELETE "/cache?url=$(src photo.jpg)"
+refused GET /metrics
+refused GET /metrics/
+refused GET /
+refused GET /thumbx
+for p in /livez /healthz /readyz; do
+  expected=200
+  [ "$p" != /readyz ] || [ "$has_drain" = 1 ] || expected=404 # no /readyz before branch health
+  code="$(fetch "$p")"
+  check "GET $p through nginx: $expected (got $code)" test "$code" = "$expected"
+done
+
+# --- one instance stops while requests keep coming through nginx
+: >"$work/load.txt"
+python3 "$root/deploy/load-through.py" "$nginx_port" "$origin_port" "$key" "$work/load.txt" "$work/stop" &
+loader=$!
+pids+=("$loader")
+lines() { wc -l <"$work/load.txt"; }
+wait_lines() { # wait_lines N: until the loader has N answers (60 s at most)
+  for _ in $(seq 600); do [ "$(lines)" -ge "$1" ] && return 0; sleep 0.1; done
+  die "the loader made only $(lines) of $1 requests"
+}
+wait_lines 20
+# who answered: the last instance nginx tried
+answered_by() { awk -v from="$1" -v to="$2" 'NR >= from && NR <= to { n = split($2, u, ","); print u[n] }' "$work/load.txt"; }
+check "both instances answer before the stop" test "$(answered_by 1 20 | sort -u | grep -c 127.0.0.1)" = 2
+before="$(lines)"
+kill -TERM "$pid_a"
+log "SIGTERM to instance A after $before requests"
+if [ "$has_drain" = 1 ]; then
+  ready="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port_a/readyz")"
+  live="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port_a/livez")"
+  check "draining instance: /readyz 503 and still serving /livez 200 (got $ready, $live)" test "$ready $live" = "503 200"
+  code="$(fetch /readyz)"
+  check "nginx /readyz during the drain: 200 from the other instance (got $code)" test "$code" = 200
+else
+  log "NOTE: this thumbd has no --drain-delay (branch health not merged): it stops at once; /readyz not checked"
+fi
+wait "$pid_a" && rc=0 || rc=$?
+pids=("${pids[@]/$pid_a/}")
+at_exit="$(lines)"
+check "instance A exits 0 after SIGTERM (got $rc)" test "$rc" = 0
+wait_lines $((at_exit + 20))
+touch "$work/stop"
+wait "$loader" || true
+pids=("${pids[@]/$loader/}")
+total="$(lines)"
+not_ok="$(awk '$1 != 200' "$work/load.txt" | wc -l)"
+during="$(answered_by $((before + 1)) "$at_exit" | grep -cx "127.0.0.1:$port_a" || true)"
+after_a="$(answered_by $((at_exit + 1)) "$total" | grep -cx "127.0.0.1:$port_a" || true)"
+log "loader: $total requests, $((at_exit - before)) between SIGTERM and exit ($during of them answered by A), $((total - at_exit)) after"
+check "every request through nginx answered 200 ($not_ok were not)" test "$not_ok" = 0
+[ "$not_ok" = 0 ] || awk '$1 != 200' "$work/load.txt" | head >&2
+[ "$has_drain" = 0 ] || check "A kept serving during its drain ($during answers)" test "$during" -gt 0
+check "after A is gone, only B answers (A: $after_a)" test "$after_a" = 0
+
+[ "$fail" = 0 ] || die "some checks failed"
+log "all checks passed"
