@@ -22,8 +22,8 @@ fail() {
 
 ./scripts/setup.sh podman runc slirp4netns debootstrap python3 curl
 
-# This box needs runc (crun fails here) and ulimits podman may set: a container cannot ask for more
-# than the caller's hard limits, and conmon runs with nproc capped at kernel.pid_max (measured:
+# On this box podman runs containers with Debian's runc and with explicit ulimits: a container
+# cannot ask for more than the caller's hard limits, and conmon runs with nproc capped at kernel.pid_max (measured:
 # 32768 works, 32769 is refused with "error setting rlimit type 6"), so take the lower.
 nofile=$(ulimit -Hn)
 nproc=$(ulimit -Hu)
@@ -45,6 +45,9 @@ work=$(mktemp -d /var/tmp/thumbd-container.XXXXXX)
 containers=()
 origin_pid=""
 cleanup() {
+  local status=$?
+  # A podman command that failed under `set -e` said why in podman.log.
+  [ "$status" -eq 0 ] || [ ! -s "$work/podman.log" ] || tail -5 "$work/podman.log" >&2
   for c in "${containers[@]}"; do "${podman[@]}" rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
   [ -z "$origin_pid" ] || kill "$origin_pid" 2>/dev/null || true
   rm -rf "$work"
@@ -98,10 +101,11 @@ EOF
   slim_paths=(/usr/share/doc /usr/share/groff /usr/share/info /usr/share/linda /usr/share/lintian/overrides /usr/share/locale /usr/share/man)
   for p in "${slim_paths[@]}"; do
     echo "path-exclude $p/*"
-    rm -rf "${rootfs:?}$p"/*
+    [ "$p" = /usr/share/doc ] || rm -rf "${rootfs:?}$p"/*
   done >"$rootfs/etc/dpkg/dpkg.cfg.d/docker"
   # Copyright files stay, as in the official slim image.
   echo 'path-include /usr/share/doc/*/copyright' >>"$rootfs/etc/dpkg/dpkg.cfg.d/docker"
+  find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb \
     "$rootfs"/var/log/*.log "$rootfs"/var/log/apt/* "$rootfs"/tmp/*
   tar --numeric-owner -C "$rootfs" -c . | "${podman[@]}" import --quiet --change 'CMD ["bash"]' - "$debian_image" >/dev/null
