@@ -128,6 +128,20 @@ clients=()   # waited for, never killed: each ends by its own -m timeout
   done
 ) &
 hot_pid=$!
+# What thumbd accounts for, next to its RSS, every 200 ms: where a peak comes from.
+(
+  echo -e "t\trss\twork\tcache\tvips" >"$work/samples.tsv"
+  while [ ! -f "$work/burst.done" ]; do
+    rss="$(awk '$1 == "VmRSS:" {print $2 * 1024}' "/proc/$thumbd_pid/status" 2>/dev/null)"
+    curl -s -m 2 "http://127.0.0.1:$THUMBD_PORT/metrics" | awk -v t="$(date +%s.%N)" -v rss="$rss" '
+      $1 == "thumbd_work_memory_bytes" {w = $2}
+      $1 ~ /^thumbd_cache_bytes\{/ {c += $2}
+      $1 == "thumbd_vips_memory_bytes" {v = $2}
+      END {printf "%s\t%s\t%d\t%d\t%d\n", t, rss, w, c, v}' >>"$work/samples.tsv"
+    sleep 0.2
+  done
+) &
+sampler_pid=$!
 for i in $(seq 0 $((COUNT - 1))); do
   curl -sS -o /dev/null -D "$work/h-$i.txt" -w '%{http_code} %{time_total}\n' -m 120 \
     "http://127.0.0.1:$THUMBD_PORT/thumb?url=$(enc "$origin/burst/burst-$i.jpg")&w=300" >"$work/s-$i.txt" 2>&1 &
@@ -135,7 +149,7 @@ for i in $(seq 0 $((COUNT - 1))); do
 done
 for p in "${clients[@]}"; do wait "$p" 2>/dev/null || true; done
 touch "$work/burst.done"
-wait "$hot_pid" 2>/dev/null || true
+wait "$hot_pid" "$sampler_pid" 2>/dev/null || true
 peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
 
 # ---------------------------------------------------------------- report
@@ -164,6 +178,13 @@ print(f"- answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items()
 print(f"- peak RSS (VmHWM): **{peak_kb / 1024:.0f} MiB** against cache + work + 80 MiB = {mib(limit):.0f} MiB "
       f"({'PASS' if peak_kb * 1024 <= limit else 'FAIL'}); RSS before the burst {base_kb / 1024:.0f} MiB")
 print(f"- hot thumbnail every 100 ms during the burst: {hot_ok} of {len(hot)} answered 200 within 1 s")
+rows = [l.split("\t") for l in open(f"{work}/samples.tsv").read().splitlines()[1:] if l.count("\t") == 4]
+rows = [[float(x or 0) for x in r] for r in rows]
+if rows:
+    top = max(rows, key=lambda r: r[1])
+    print(f"- at the sampled RSS peak ({mib(top[1]):.0f} MiB, every 200 ms): work memory charged "
+          f"{mib(top[2]):.0f} MiB, cache {mib(top[3]):.0f} MiB, libvips tracked {mib(top[4]):.0f} MiB; "
+          f"highest work charge {mib(max(r[2] for r in rows)):.0f} MiB")
 sys.exit(0 if bad == 0 and peak_kb * 1024 <= limit and hot_ok == len(hot) else 1)
 PY
 cat "$report"
