@@ -183,6 +183,10 @@ final class CurlTransfer: @unchecked Sendable {
             {
                 body.reserve(Int(declared), limit: request.maxBodyBytes)
                 report(min(Int(declared), request.maxBodyBytes))
+            } else {
+                // No length announced: the body may grow to the cap, so that is what it holds
+                // (the work budget must never be charged less than a fetch can take).
+                report(request.maxBodyBytes)
             }
         }
         if body.append(data, length, limit: request.maxBodyBytes) {

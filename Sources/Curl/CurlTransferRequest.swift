@@ -24,10 +24,11 @@ public struct CurlTransferRequest: Sendable {
     /// headers are hostile, so what is kept of them is bounded. Longer values are dropped whole.
     public var maxResponseHeaderBytes = 1024
     public var maxResponseHeaderCount = 8
-    /// Told, on the I/O thread, how many body bytes this transfer holds or has promised to hold: the
-    /// declared Content-Length (capped by `maxBodyBytes`) once the body starts, then the bytes
-    /// received whenever they pass what was last reported by 256 KiB. For a caller that budgets
-    /// memory. Must be fast and must not block.
+    /// Told, on the I/O thread, how many body bytes this transfer may come to hold, once the body
+    /// starts: the declared Content-Length (capped by `maxBodyBytes`), or `maxBodyBytes` when none
+    /// is declared (then the bytes received whenever they pass what was reported by 256 KiB — only
+    /// for a caller whose cap is above what it reported). For a caller that budgets memory: it is
+    /// never told less than the transfer can take. Must be fast and must not block.
     public var onBodyBytes: (@Sendable (Int) -> Void)? = nil
     /// Called on the I/O thread after DNS and before connect, for every new connection (a pooled
     /// connection was checked when it was opened). Returning `false` refuses the socket.

@@ -46,8 +46,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendabl
         /// fetcher's deadline, `--fetch-timeout`).
         public var fetchTimeout: Duration
         /// What a fetch charges the work budget from its start until it reports its size (the
-        /// declared Content-Length, or the bytes received): a fetch starts only when the budget
-        /// has room, and this keeps a burst from all starting into the same room.
+        /// declared Content-Length, or the cap when none is declared): a fetch starts only when
+        /// this fits beside what is charged, so fetches never start into more than the budget.
+        /// The service sets it to `--max-source-bytes`, the most a fetch can grow to.
         public var fetchReservation: Int
         /// How long an admitted job may wait in the queue (for a worker, or for working memory)
         /// before it is answered 503 instead of run (`--queue-timeout`): under a burst of heavy

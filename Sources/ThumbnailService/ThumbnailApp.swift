@@ -60,6 +60,8 @@ public final class ThumbnailApp: Sendable {
                     staleIfError: freshness.staleIfError),
                 maxPromisedLifetime: configuration.cache.maxAge,
                 maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout,
+                // A fetch may grow to --max-source-bytes: that is what it reserves until it knows.
+                fetchReservation: configuration.fetch.maxSourceBytes,
                 queueTimeout: configuration.processing.queueTimeout),
             now: clock
         ) { image, fingerprint, lifetime in

@@ -179,11 +179,16 @@ import Testing
             charges.withLock { $0.append(charge) }
         }
         #expect(pool.statistics.waitingForRoom == 2)
-        full.update(50)  // room for one: it takes 50 + 60, over the budget, so the next waits
+        full.update(50)  // 50 + 60 does not fit: both wait
+        #expect(order.entries.isEmpty)
+        full.update(40)  // room for one: 40 + 60; the next does not fit beside it
         #expect(order.entries == ["interactive"])
         full.end()
+        #expect(order.entries == ["interactive"])  // 60 + 60 is still over
+        // Ended outside the lock: ending it starts the background fetch, which appends its charge.
+        charges.withLock { $0 }.forEach { $0.end() }
         #expect(order.entries == ["interactive", "background"])
-        #expect(pool.statistics.workInUse == 120)
+        #expect(pool.statistics.workInUse == 60)
         charges.withLock { $0.forEach { $0.end() } }
         #expect(pool.statistics.workInUse == 0)
     }

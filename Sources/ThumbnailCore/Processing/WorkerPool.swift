@@ -230,13 +230,14 @@ public final class WorkerPool: Sendable {
 
     /// Calls `start` — now, or once the budget has room — with a charge of `bytes`: what a fetch
     /// reserves before it starts (it then updates the charge as it learns its size). Room means
-    /// that what is charged is under the budget, so once the budget is full no new fetch starts
-    /// until decodes, waiting originals or other fetches give memory back. Interactive fetches are
+    /// that `bytes` fits beside what is charged (or nothing is), so fetches never start into more
+    /// than the budget: once it is full no new fetch starts until decodes, waiting originals or
+    /// other fetches give memory back. Interactive fetches are
     /// started before background ones; `start` runs outside the lock, on the thread that freed room.
     public func whenRoom(_ priority: Priority, reserving bytes: Int, _ start: @escaping @Sendable (Charge) -> Void) {
         let waiter = RoomWaiter(bytes: max(0, bytes), start: start)
         let now = state.withLock { state -> Bool in
-            if state.stats.workInUse < workBudget && state.stats.waitingForRoom == 0 {
+            if fits(waiter.bytes, state) && state.stats.waitingForRoom == 0 {
                 state.stats.workInUse += waiter.bytes
                 return true
             }
@@ -248,6 +249,12 @@ public final class WorkerPool: Sendable {
             return false
         }
         if now { start(Charge(pool: self, charged: waiter.bytes)) }
+    }
+
+    /// Room for a fetch reserving `bytes`: it fits beside what is charged — or nothing is charged
+    /// at all, so a reservation larger than the whole budget still starts, alone.
+    private func fits(_ bytes: Int, _ state: State) -> Bool {
+        state.stats.workInUse == 0 || bytes <= workBudget - state.stats.workInUse
     }
 
     fileprivate func adjust(by delta: Int) {
@@ -262,11 +269,13 @@ public final class WorkerPool: Sendable {
             state.stats.workInUse -= bytes
             also(&state)
             var ready: [RoomWaiter] = []
-            while state.stats.workInUse < workBudget {
+            while true {
                 let next: RoomWaiter
-                if !state.roomWaiters.interactive.isEmpty {
+                if let head = state.roomWaiters.interactive.first {
+                    guard fits(head.bytes, state) else { break }
                     next = state.roomWaiters.interactive.removeFirst()
-                } else if !state.roomWaiters.background.isEmpty {
+                } else if let head = state.roomWaiters.background.first {
+                    guard fits(head.bytes, state) else { break }
                     next = state.roomWaiters.background.removeFirst()
                 } else {
                     break
