@@ -2,12 +2,14 @@
 # The memory promise of issue 8 under its worst load: COUNT (default 66) clients at once, each
 # asking for a thumbnail of a *different* large progressive JPEG (5200x5200, Q95, ~25 MB, under
 # the 32 MiB source cap and the 75 MP pixel cap), with --cache-bytes 256M --work-bytes 512M, while
-# another client asks every 100 ms for a thumbnail that was a cache hit before the burst.
+# another client asks every 100 ms for a thumbnail that was a cache hit before the burst; then
+# MIX (default 200) clients at once on a mix of the corpus (every image, five widths, three
+# formats), the hot thumbnail still asked for.
 #
 # Starts its own nginx origin (127.0.0.1:$NGINX_PORT, serving bench/work/burst/) and thumbd
 # (127.0.0.1:$THUMBD_PORT), stops both on exit. Reports: every answer's status (200, or 503 with
 # Retry-After; nothing else allowed), thumbd's peak RSS (VmHWM) against cache + work + 80 MiB,
-# and the hot thumbnail's answers during the burst. Writes bench/results/burst-<UTC>.md.
+# the hot thumbnail's answers during both, and what thumbd charged at its sampled RSS peak. Writes bench/results/burst-<UTC>.md.
 #
 # The images are made once with vips from the corpus JPEGs (cycled; flipped and cropped so that
 # no two are the same) into bench/work/burst/ and kept there (gitignored).
@@ -23,6 +25,7 @@ corpus="${CORPUS:-$here/corpus}"
 work="$here/work/burst-run"
 images="$here/work/burst"
 COUNT="${COUNT:-66}"
+MIX="${MIX:-200}"
 SIDE="${SIDE:-5200}"
 CACHE_BYTES="${CACHE_BYTES:-256M}"
 WORK_BYTES="${WORK_BYTES:-512M}"
@@ -148,6 +151,24 @@ for i in $(seq 0 $((COUNT - 1))); do
   clients+=("$!")
 done
 for p in "${clients[@]}"; do wait "$p" 2>/dev/null || true; done
+burst_peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
+
+# Then MIX clients at once on a mix of the corpus: every image, five widths, some formats (the
+# same request several times over: coalesced), the hot thumbnail still asked for meanwhile.
+log "mix: $MIX clients at once on the corpus"
+mapfile -t corpus_files < <(cd "$corpus" && ls *.jpg *.png 2>/dev/null | sort)
+widths=(160 240 320 480 640)
+formats=("" "&format=webp" "" "&format=png" "")
+clients=()
+for i in $(seq 0 $((MIX - 1))); do
+  f="${corpus_files[$((i % ${#corpus_files[@]}))]}"
+  k=$(( (i / ${#corpus_files[@]}) % 5 ))
+  curl -sS -o /dev/null -D "$work/mh-$i.txt" -w '%{http_code} %{time_total}\n' -m 120 \
+    "http://127.0.0.1:$THUMBD_PORT/thumb?url=$(enc "$origin/hot/$f")&w=${widths[$k]}${formats[$k]}" \
+    >"$work/m-$i.txt" 2>&1 &
+  clients+=("$!")
+done
+for p in "${clients[@]}"; do wait "$p" 2>/dev/null || true; done
 touch "$work/burst.done"
 wait "$hot_pid" "$sampler_pid" 2>/dev/null || true
 peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
@@ -156,28 +177,37 @@ peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
 mkdir -p "$here/results"
 report="$here/results/burst-$(date -u +%Y%m%dT%H%M%SZ).md"
 verdict=0
-python3 - "$work" "$COUNT" "$peak_kb" "$base_kb" "$(bytes "$CACHE_BYTES")" "$(bytes "$WORK_BYTES")" "$total" >"$report" <<'PY' || verdict=$?
+python3 - "$work" "$COUNT" "$peak_kb" "$base_kb" "$(bytes "$CACHE_BYTES")" "$(bytes "$WORK_BYTES")" "$total" "$MIX" "$burst_peak_kb" >"$report" <<'PY' || verdict=$?
 import glob, os, sys
 work, count, peak_kb, base_kb, cache, budget, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
-statuses = {}
+mix, burst_peak_kb = int(sys.argv[8]), int(sys.argv[9])
 bad = 0
-for i in range(count):
-    line = open(f"{work}/s-{i}.txt").read().split()
-    status = line[0] if line else "none"
-    headers = open(f"{work}/h-{i}.txt").read().lower() if os.path.exists(f"{work}/h-{i}.txt") else ""
-    if status == "503" and "retry-after:" not in headers: status = "503 without Retry-After"
-    statuses[status] = statuses.get(status, 0) + 1
-    if status not in ("200", "503"): bad += 1
+def answers(prefix, n):
+    global bad
+    statuses = {}
+    for i in range(n):
+        line = open(f"{work}/{prefix}-{i}.txt").read().split()
+        status = line[0] if line else "none"
+        path = f"{work}/{prefix[0]}h-{i}.txt" if prefix == "m" else f"{work}/h-{i}.txt"
+        headers = open(path).read().lower() if os.path.exists(path) else ""
+        if status == "503" and "retry-after:" not in headers: status = "503 without Retry-After"
+        statuses[status] = statuses.get(status, 0) + 1
+        if status not in ("200", "503"): bad += 1
+    return ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items()))
+burst_answers = answers("s", count)
+mix_answers = answers("m", mix)
 hot = [l.split() for l in open(f"{work}/hot.txt") if l.strip()]
 hot_ok = sum(1 for s, t in hot if s == "200" and float(t) <= 1.0)
 limit = cache + budget + (80 << 20)
 mib = lambda b: b / 1048576
-print(f"# thumbd burst: {count} different progressive JPEGs at once\n")
+print(f"# thumbd burst: {count} different progressive JPEGs at once, then {mix} clients on the corpus\n")
 print(f"- images: {count}, {mib(total):.0f} MiB in all; `--cache-bytes {mib(cache):.0f}M --work-bytes {mib(budget):.0f}M`")
-print(f"- answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())) + f" (not 200/503: {bad})")
-print(f"- peak RSS (VmHWM): **{peak_kb / 1024:.0f} MiB** against cache + work + 80 MiB = {mib(limit):.0f} MiB "
+print(f"- answers, the burst: {burst_answers}; then {mix} clients at once on the corpus: {mix_answers} "
+      f"(not 200/503 in all: {bad})")
+print(f"- peak RSS (VmHWM): **{peak_kb / 1024:.0f} MiB** over both (after the burst: {burst_peak_kb / 1024:.0f} MiB) "
+      f"against cache + work + 80 MiB = {mib(limit):.0f} MiB "
       f"({'PASS' if peak_kb * 1024 <= limit else 'FAIL'}); RSS before the burst {base_kb / 1024:.0f} MiB")
-print(f"- hot thumbnail every 100 ms during the burst: {hot_ok} of {len(hot)} answered 200 within 1 s")
+print(f"- hot thumbnail every 100 ms during both loads: {hot_ok} of {len(hot)} answered 200 within 1 s")
 rows = [l.split("\t") for l in open(f"{work}/samples.tsv").read().splitlines()[1:] if l.count("\t") == 4]
 rows = [[float(x or 0) for x in r] for r in rows]
 if rows:
