@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The cluster recipe proven on loopback, with both balancers (see test.py for the checks):
 #   deploy/cluster/test.sh [nginx|haproxy ...]     (default: both)
+# Also validates deploy/kubernetes/ (validate.sh: kubernetes-validate from PyPI).
 # Installs what it needs (nginx-light, haproxy, curl, python3), makes the bench corpus if it is
 # missing (bench/corpus.sh), builds thumbd (release) unless THUMBD_BIN is set, and writes a
 # Markdown report to bench/results/cluster-<UTC>.md. Exit 1 if any check fails. ~5 minutes.
@@ -25,6 +26,15 @@ mkdir -p "$root/bench/results"
   echo
 } >"$report"
 status=0
+# The Kubernetes recipe of docs/scaling.md, checked against the API schemas (kubernetes-validate).
+if "$root/deploy/kubernetes/validate.sh" >"$root/bench/results/.k8s-$stamp.log" 2>&1; then
+  echo "- deploy/kubernetes: valid (kubernetes-validate --strict, Kubernetes 1.30), recipe checks pass" >>"$report"
+else
+  cat "$root/bench/results/.k8s-$stamp.log" >&2
+  echo "- deploy/kubernetes: **FAIL** (see deploy/kubernetes/validate.sh)" >>"$report"
+  status=1
+fi
+rm -f "$root/bench/results/.k8s-$stamp.log"
 for balancer in "${balancers[@]}"; do
   python3 "$here/test.py" --balancer "$balancer" --thumbd "$THUMBD_BIN" --out "$report" || status=1
 done
