@@ -11,15 +11,23 @@ import Testing
     let first = "http://origin.example/first.jpg"
     let second = "http://origin.example/second.jpg"
 
+    /// A pipeline on `clock`, answering the thumbnail's own text.
+    func makePipeline(
+        _ clock: FakeClock, _ fetcher: FakeFetcher, _ imaging: FakeImaging, _ workers: WorkerPool,
+        _ limits: FakePipeline.Limits
+    ) -> FakePipeline {
+        FakePipeline(
+            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: workers, fetcher: fetcher,
+            imaging: imaging, limits: limits, now: { clock.now }
+        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+    }
+
     @Test func aJobQueuedPastTheTimeoutIsAnswered503WithoutRunning() async throws {
         let clock = FakeClock()
         let imaging = FakeImaging(gate: Gate(open: false))
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
-        let pipeline = FakePipeline(
-            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
-            workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: imaging,
-            limits: .init(queueTimeout: .seconds(5)), now: { clock.now }
-        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let pipeline = makePipeline(
+            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .init(queueTimeout: .seconds(5)))
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
         #expect(await pipeline.eventually { $0.workers.running == 1 })
@@ -44,11 +52,8 @@ import Testing
         let clock = FakeClock()
         let imaging = FakeImaging(gate: Gate(open: false))
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
-        let pipeline = FakePipeline(
-            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
-            workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: imaging,
-            limits: .init(queueTimeout: .seconds(5)), now: { clock.now }
-        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let pipeline = makePipeline(
+            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .init(queueTimeout: .seconds(5)))
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
         #expect(await pipeline.eventually { $0.workers.running == 1 })
@@ -67,10 +72,7 @@ import Testing
         let clock = FakeClock()
         let fetcher = FakeFetcher([first: .success([100, 50])])
         let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
-        let pipeline = FakePipeline(
-            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: pool, fetcher: fetcher,
-            imaging: FakeImaging(), limits: .init(fetchTimeout: .seconds(20)), now: { clock.now }
-        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let pipeline = makePipeline(clock, fetcher, FakeImaging(), pool, .init(fetchTimeout: .seconds(20)))
         // Originals waiting for their jobs (played by one charge) fill the budget past the deadline.
         let waiting = pool.charge(8 << 20)
         let firstRequest = try request(first)
@@ -92,11 +94,8 @@ import Testing
         let clock = FakeClock()
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
         let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
-        let pipeline = FakePipeline(
-            cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: pool, fetcher: fetcher,
-            imaging: FakeImaging(), limits: .init(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)),
-            now: { clock.now }
-        ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
+        let pipeline = makePipeline(
+            clock, fetcher, FakeImaging(), pool, .init(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)))
         let waiting = pool.charge(8 << 20)
         // The first holds the origin's one slot while it waits for memory; the second waits for
         // the slot. Both deadlines pass; then memory frees.

@@ -76,6 +76,18 @@ def request(port, target, method="GET", headers=None, timeout=60):
         connection.close()
 
 
+def wait_ready(port):
+    """Until the instance on `port` answers /readyz 200 (bounded: 10 s)."""
+    for _ in range(200):
+        try:
+            if request(port, "/readyz", timeout=2)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"the instance on port {port} is not ready")
+
+
 def metrics(port):
     """One instance's /metrics, as {(name, frozenset(labels)): value}."""
     status, _, body = request(port, "/metrics")
@@ -183,14 +195,7 @@ class Cluster:
             stderr=open(os.path.join(self.dir, f"restarted-{index + 1}.log"), "w"))
         self.restarted.append(process)
         self.instances[index][1] = process.pid
-        for _ in range(200):
-            try:
-                if request(port, "/readyz", timeout=2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("restarted instance not ready")
+        wait_ready(port)
 
     def stop(self):
         for process in self.restarted:
@@ -335,12 +340,7 @@ def capacity(balancer, origin, work, thumbd, variant_bytes, corpus_bytes, larges
     single = subprocess.Popen([thumbd, "--host", "127.0.0.1", "--port", str(port)] + args,
                               stderr=open(os.path.join(work, "single.log"), "w"))
     try:
-        for _ in range(200):
-            try:
-                if request(port, "/readyz", timeout=2)[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.05)
+        wait_ready(port)
         run_pass(port, items)
         second_single = run_pass(port, items)
     finally:
