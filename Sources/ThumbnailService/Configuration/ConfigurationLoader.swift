@@ -172,6 +172,9 @@ extension ServiceConfiguration {
             "malloc-mmap-threshold", \.processing.mallocMmapThreshold, 0...(512 << 20),
             "Allocations this large are mmap'd and given back when freed; heaps keep 8x it free (0: glibc's dynamic thresholds)"
         ),
+        .seconds(
+            "malloc-trim-interval", \.processing.mallocTrimInterval, 0...3600,
+            "How often free heap memory is given back to the system (malloc_trim), seconds (0: never)"),
     ]
 
     /// What the command line asked for.

@@ -1,3 +1,5 @@
+internal import Primitives
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -8,8 +10,12 @@
 /// the dynamic mmap threshold climbs so that freed multi-megabyte buffers stay in the heap; RSS
 /// then creeps up run after run. A fixed threshold stops that, but it also freezes the trim
 /// threshold at 128 KiB, so every free at the top of a heap hands pages back and the next decode
-/// faults them in again (zeroed by the kernel): the trim threshold is set with it. Call once,
-/// before the first worker thread starts.
+/// faults them in again (zeroed by the kernel): the trim threshold is set with it.
+///
+/// Trimming at the top is not enough: one long-lived block above the freed working buffers (a
+/// cached thumbnail, a cache entry) pins the heap's size, and everything below it stays resident
+/// as free holes. A thread calls `malloc_trim` every `--malloc-trim-interval`, which hands the
+/// pages of those holes back; only the pages the next decodes touch are faulted in again.
 public enum MallocTuning {
     /// From <malloc.h>, which Swift's Glibc module does not export.
     static let arenaMax: Int32 = -8  // M_ARENA_MAX
@@ -20,20 +26,46 @@ public enum MallocTuning {
     /// system time per cold miss against glibc's 128 KiB and left peak RSS where it was).
     static let trimFactor = 8
 
+    /// Applies the settings and starts the trimming thread. Call once, before the first worker
+    /// thread starts.
     public static func apply(_ configuration: ServiceConfiguration) {
         #if canImport(Glibc)
-            // mallopt is glibc's own (not variadic); looked up at run time rather than adding a C
-            // target for one declaration. Absent (another libc, or jemalloc preloaded): no-op.
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-            let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-            if configuration.processing.mallocArenas > 0 {
-                _ = mallopt(arenaMax, Int32(configuration.processing.mallocArenas))
+            // mallopt and malloc_trim are glibc's own (not variadic); looked up at run time rather
+            // than adding a C target for two declarations. Absent (another libc, or jemalloc
+            // preloaded): no-op.
+            if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+                let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+                if configuration.processing.mallocArenas > 0 {
+                    _ = mallopt(arenaMax, Int32(configuration.processing.mallocArenas))
+                }
+                if configuration.processing.mallocMmapThreshold > 0 {
+                    let threshold = configuration.processing.mallocMmapThreshold
+                    _ = mallopt(mmapThreshold, Int32(clamping: threshold))
+                    _ = mallopt(trimThreshold, Int32(clamping: threshold * trimFactor))
+                }
             }
-            if configuration.processing.mallocMmapThreshold > 0 {
-                let threshold = configuration.processing.mallocMmapThreshold
-                _ = mallopt(mmapThreshold, Int32(clamping: threshold))
-                _ = mallopt(trimThreshold, Int32(clamping: threshold * trimFactor))
-            }
+            startTrimming(every: configuration.processing.mallocTrimInterval)
         #endif
     }
+
+    #if canImport(Glibc)
+        private static func startTrimming(every interval: Duration) {
+            guard interval > .zero, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else {
+                return
+            }
+            let trim = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+            let pause = interval.timespec
+            // Its own thread: a trim walks every arena's free chunks under the arena's lock
+            // (about a millisecond on a fragmented heap), which must not land on a server thread.
+            // Never stopped: it holds nothing, and the process's exit ends it.
+            try? DetachedThread.start(name: "thumbd-trim", stackSize: 64 << 10) {
+                while true {
+                    var request = pause
+                    var remaining = Glibc.timespec()
+                    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+                    _ = trim(0)
+                }
+            }
+        }
+    #endif
 }

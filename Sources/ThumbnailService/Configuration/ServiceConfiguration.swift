@@ -109,6 +109,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// on every miss, while cached originals and decoded copies (larger) still go back to the
         /// system when evicted; 4 MiB cut more kernel time but kept ~150 MiB more at the peak.
         public var mallocMmapThreshold = 1 << 20
+        /// How often freed heap memory is handed back to the system (`malloc_trim`); zero never.
+        /// Anything long-lived that lands at the top of a heap (a cached thumbnail, a cache entry)
+        /// keeps glibc from shrinking it, so the working buffers of every decode since start stay
+        /// resident as free holes below it; trimming once a second returns those pages, and the
+        /// next decode faults back in only what it uses (see docs/architecture.md, malloc).
+        public var mallocTrimInterval: Duration = .seconds(1)
     }
 
     /// What is kept, and what clients are told to keep.
