@@ -7,36 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${SECONDS_PER_SETTING:-30}
-work=bench/work/allocators
-mkdir -p "$work/logs"
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 [ -e "$jemalloc" ] || DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q libjemalloc2 >/dev/null
-bench/corpus.sh >/dev/null
-swift build -c release --product thumbd >"$work/build.log" 2>&1
-bin="$(swift build -c release --show-bin-path)/thumbd"
-ls bench/corpus | grep -E '\.(jpg|png)$' >"$work/names.txt"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-daemon on;
-pid $PWD/$work/nginx.pid;
-error_log $PWD/$work/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  client_body_temp_path $PWD/$work/tmp;
-  server { listen 127.0.0.1:18181; location /src/ { alias $PWD/bench/corpus/; } }
-}
-NGINX
-mkdir -p "$work/tmp"
-"$(command -v nginx || echo /usr/sbin/nginx)" -c "$PWD/$work/nginx.conf" -p "$PWD/$work"
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-  kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true
-}
-trap cleanup EXIT
+# shellcheck source=bench/malloc-setup.sh
+source bench/malloc-setup.sh
 
 run() {  # label, env assignments..., --, thumbd flags...
   local label=$1; shift

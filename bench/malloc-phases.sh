@@ -5,17 +5,12 @@
 # RSS once idle, and the cache and work charge from /metrics; at the end glibc's malloc_stats
 # (through gdb, when installed): how much of each heap is in use and how much is free holes.
 #   bench/malloc-phases.sh [thumbd flags...]       e.g. --malloc-trim-interval 0
-# THUMBD_BIN=path measures that binary instead of a fresh release build of the tree. Reuses
-# bench/allocators.sh's setup (nginx origin on 18181, release build).
+# THUMBD_BIN=path measures that binary instead of a fresh release build of the tree. Setup:
+# bench/malloc-setup.sh (nginx origin on 18181, release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-head_script="$(mktemp)"
-trap 'rm -f "$head_script"' EXIT
-sed -n '1,/^echo "| setting/p' bench/allocators.sh | sed '$d' | sed "s@^cd .*@cd $PWD@" >"$head_script"
-# shellcheck disable=SC1090
-source "$head_script" >/dev/null
-bin="${THUMBD_BIN:-$bin}"
-work="${work:?set by allocators.sh}"
+# shellcheck source=bench/malloc-setup.sh
+source bench/malloc-setup.sh
 log="$work/logs/phases.log"
 "$bin" --allow-loopback-sources --port 18180 --cache-bytes 256M "$@" 2>"$log" &
 pid=$!

@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
 # Back-to-back cold-miss runs on one thumbd per mmap threshold: user/system CPU ms per miss, page
 # faults per miss and peak RSS (VmHWM) after each run. The trim threshold is 8 x the mmap threshold
-# (MallocTuning). Reuses bench/allocators.sh's setup (nginx origin on 18181, release build).
+# (MallocTuning). Setup: bench/malloc-setup.sh (nginx origin on 18181, release build).
 #   SETTINGS="256K 1M 4M 0" SECS=60 RUNS=3 bench/malloc-thresholds.sh
 # THUMBD_BIN=path measures that binary instead of a fresh release build of the tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-head_script="$(mktemp)"
-trap 'rm -f "$head_script"' EXIT
-# allocators.sh up to its table header: install, corpus, build, nginx, cleanup trap.
-sed -n '1,/^echo "| setting/p' bench/allocators.sh | sed '$d' | sed "s@^cd .*@cd $PWD@" >"$head_script"
-# shellcheck disable=SC1090
-source "$head_script" >/dev/null
-bin="${THUMBD_BIN:-$bin}"
+# shellcheck source=bench/malloc-setup.sh
+source bench/malloc-setup.sh
 secs=${SECS:-60}
 stat3() { awk '{print $10, $14, $15}' "/proc/$1/stat"; }
 for s in ${SETTINGS:-256K 1M 4M 0}; do

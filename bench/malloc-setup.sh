@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # work, bin and pid are for the scripts that source this
+# Sourced (from the repository root) by the malloc benches — allocators.sh, malloc-thresholds.sh,
+# malloc-phases.sh: the corpus, a release build of thumbd (or THUMBD_BIN), the corpus names in
+# $work/names.txt, an nginx origin for it on 127.0.0.1:18181 (/src/), and an EXIT trap that stops
+# nginx and the thumbd whose pid is in $pid. Sets work, bin, pid.
+work=bench/work/allocators
+mkdir -p "$work/logs"
+bench/corpus.sh >/dev/null
+if [ -n "${THUMBD_BIN:-}" ]; then
+  bin=$THUMBD_BIN
+else
+  swift build -c release --product thumbd >"$work/build.log" 2>&1
+  bin="$(swift build -c release --show-bin-path)/thumbd"
+fi
+ls bench/corpus | grep -E '\.(jpg|png)$' >"$work/names.txt"
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+daemon on;
+pid $PWD/$work/nginx.pid;
+error_log $PWD/$work/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path $PWD/$work/tmp;
+  server { listen 127.0.0.1:18181; location /src/ { alias $PWD/bench/corpus/; } }
+}
+NGINX
+mkdir -p "$work/tmp"
+"$(command -v nginx || echo /usr/sbin/nginx)" -c "$PWD/$work/nginx.conf" -p "$PWD/$work"
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true
+}
+trap cleanup EXIT
+
