@@ -1,10 +1,18 @@
 #include "CVipsShims.h"
 
+#include <vips/vector.h>
+
 static void cvips_drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {}
 
 static gpointer cvips_init_body(gpointer argv0) {
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, cvips_drop_log, NULL);
-    return GINT_TO_POINTER(vips_init((const char *)argv0));
+    int status = vips_init((const char *)argv0);
+    // No Orc (libvips' run-time SIMD compiler): liborc 0.4.33, Debian bookworm's, hands out code
+    // memory without holding its lock (fixed upstream in 0.4.34, commit e48fa54), so two threads
+    // building resize operations at once corrupt its chunk list and then the malloc heap. Before
+    // any worker thread exists; the C paths cost no more (docs/architecture.md).
+    vips_vector_set_enabled(FALSE);
+    return GINT_TO_POINTER(status);
 }
 
 int cvips_init_once(const char *argv0) {

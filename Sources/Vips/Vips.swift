@@ -25,6 +25,13 @@ public enum Vips {
         return true
     }()
 
+    /// Whether libvips runs Orc-compiled (run-time SIMD) code. Always false once initialized:
+    /// liborc 0.4.33 corrupts the heap when two threads compile at once (`cvips_init_once`).
+    package static var usesOrc: Bool {
+        initialize()
+        return vips_vector_isenabled() != 0
+    }
+
     /// The most memory libvips' own allocator (`vips_tracked_malloc`: pixel buffers, line caches)
     /// has held at once since start, for `thumbd-bench memory`. It does not see what the codecs
     /// allocate themselves (libjpeg's coefficient arrays), so the bench reads the peak RSS as well.

@@ -6,6 +6,14 @@ import Vips
 
 @Suite("Vips.thumbnail under concurrency")
 struct ConcurrencyTests {
+    /// Orc stays off: with it, libvips compiles SIMD code for every resize it builds, and
+    /// liborc 0.4.33 (Debian bookworm's) allocates that code's memory without its lock — two
+    /// worker threads building at once corrupted the heap under new-size load (1 in ~40 000
+    /// requests; AddressSanitizer caught it in `orc_code_allocate_codemem`).
+    @Test func orcIsOffBecauseItsCodeAllocatorRaces() {
+        #expect(!Vips.usesOrc)
+    }
+
     /// Eight threads at once, from originals and from one decoded copy shared by all of them (the
     /// service cuts new sizes from one cached copy on every worker; sharing it unsafely once
     /// corrupted the heap under load).

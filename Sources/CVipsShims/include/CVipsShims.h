@@ -18,7 +18,7 @@
 /// and every Swift module that starts libvips (the service, the test fixtures) goes through
 /// that. Returns vips_init's result. It also drops libvips' warnings ("VipsJpeg: Premature end of
 /// JPEG file"): their text comes from hostile input, and decisions are taken from return codes
-/// anyway.
+/// anyway. And it turns Orc off: liborc 0.4.33's code allocator races (see the .c).
 int cvips_init_once(const char *argv0);
 
 // MARK: Loading
