@@ -225,6 +225,11 @@ RUN_FIELDS = ("cpu_ms", "rss_mib", "origin_cpu_ms", "images", "images_per_s", "c
 def main():
     raw, manifest = sys.argv[1], sys.argv[2]
     env = read_kv(os.path.join(raw, "env.txt"))
+    # Round numbers as the runs record them ("1", "2", ...); runs before the knob had two.
+    ROUNDS = tuple(str(i) for i in range(1, int(env.get("rounds", "2")) + 1))
+    n_rounds = len(ROUNDS)
+    round_cols = " | ".join(f"round {r}" for r in ROUNDS)
+    round_rule = "|".join("---" for _ in ROUNDS)
     runs = load_runs(raw)
 
     def pick(mode, target, rnd=None, field="rps"):
@@ -248,9 +253,10 @@ def main():
     quick = env.get("quick") == "1"
     P(f"# thumbd benchmark — {env.get('date_utc', NA)}{' (QUICK smoke run: figures are not meaningful)' if quick else ''}")
     P()
-    P("Written by `bench/run.sh` (see `bench/README.md`). Two rounds, each running every mode in turn,")
-    P("thumbd and its reference alternating; medians are over the two rounds (the median of two is")
-    P("their mean). All traffic is on 127.0.0.1; the load generator runs on the same cores.")
+    P(f"Written by `bench/run.sh` (see `bench/README.md`). {n_rounds} rounds, each running every mode in turn,")
+    P(f"thumbd and its reference alternating; medians are over the {n_rounds} rounds"
+      + (" (the median of two is their mean)." if n_rounds == 2 else ".")
+      + " All traffic is on 127.0.0.1; the load generator runs on the same cores.")
     P()
 
     # ---------------------------------------------------------------- headline: cold miss vs floor
@@ -260,7 +266,7 @@ def main():
     floor_complete = bool(floor_runs) and all(f == 0 for f in floor_failed)
     def all_rounds(field):
         """Median ratio thumbd / floor, only when every run of both sides has the figure: a
-        median of one side's two rounds over the other side's one would not be a comparison."""
+        median of one side's rounds over fewer of the other's would not be a comparison."""
         a, b = pick("cold", "thumbd", None, field), pick("cold", "floor", None, field)
         if not a or len(a) != len(b) or None in a or None in b:
             return None
@@ -285,22 +291,22 @@ def main():
       "nginx's CPU is excluded (shown in the cold-miss section). An image is a 2xx answer (thumbd) or a "
       "saved JPEG (floor).")
     P()
-    P("| | round 1 | round 2 | median | goal | result |")
-    P("|---|---|---|---|---|---|")
-    P("| thumbd images/s | " + " | ".join(fmt(one("cold", "thumbd", r, "images_per_s"), 2) for r in ("1", "2"))
+    P(f"| | {round_cols} | median | goal | result |")
+    P(f"|---|{round_rule}|---|---|---|")
+    P("| thumbd images/s | " + " | ".join(fmt(one("cold", "thumbd", r, "images_per_s"), 2) for r in ROUNDS)
       + f" | {fmt(m('cold', 'thumbd', 'images_per_s'), 2)} | | |")
-    P("| floor images/s | " + " | ".join(fmt(one("cold", "floor", r, "images_per_s"), 2) for r in ("1", "2"))
+    P("| floor images/s | " + " | ".join(fmt(one("cold", "floor", r, "images_per_s"), 2) for r in ROUNDS)
       + f" | {fmt(m('cold', 'floor', 'images_per_s'), 2)} | | |")
     P("| **images/s thumbd ÷ floor** | " + " | ".join(
         fmt(ratio(one("cold", "thumbd", r, "images_per_s"), one("cold", "floor", r, "images_per_s")), 2)
-        for r in ("1", "2")) + f" | **{fmt(ips_ratio, 2)}** | ≥ 0.90 | **{verdict(ips_ok)}** |")
-    P("| thumbd CPU ms/image | " + " | ".join(fmt(one("cold", "thumbd", r, "cpu_ms_per_image"), 1) for r in ("1", "2"))
+        for r in ROUNDS) + f" | **{fmt(ips_ratio, 2)}** | ≥ 0.90 | **{verdict(ips_ok)}** |")
+    P("| thumbd CPU ms/image | " + " | ".join(fmt(one("cold", "thumbd", r, "cpu_ms_per_image"), 1) for r in ROUNDS)
       + f" | {fmt(m('cold', 'thumbd', 'cpu_ms_per_image'), 1)} | | |")
-    P("| floor CPU ms/image | " + " | ".join(fmt(one("cold", "floor", r, "cpu_ms_per_image"), 1) for r in ("1", "2"))
+    P("| floor CPU ms/image | " + " | ".join(fmt(one("cold", "floor", r, "cpu_ms_per_image"), 1) for r in ROUNDS)
       + f" | {fmt(m('cold', 'floor', 'cpu_ms_per_image'), 1)} | | |")
     P("| **CPU ms/image thumbd ÷ floor** | " + " | ".join(
         fmt(ratio(one("cold", "thumbd", r, "cpu_ms_per_image"), one("cold", "floor", r, "cpu_ms_per_image")), 2)
-        for r in ("1", "2")) + f" | **{fmt(cpu_ratio, 2)}** | ≤ 1.15 | **{verdict(cpu_ok)}** |")
+        for r in ROUNDS) + f" | **{fmt(cpu_ratio, 2)}** | ≤ 1.15 | **{verdict(cpu_ok)}** |")
     P()
     P("Medians: the ratio of the two sides' medians (n/a unless every run of both sides has the figure).")
     if floor_runs and not floor_complete:
@@ -352,7 +358,7 @@ def main():
       f"{env.get('miss_seconds', NA)} s, memory {env.get('memory_runs', NA)} × {env.get('memory_seconds', NA)} s; "
       f"ab {env.get('ab_requests', NA)} requests at -c {env.get('ab_concurrency', NA)}. Cold/new-size/memory "
       f"concurrency {env.get('cold_connections', NA)} (= 2 × cores: every worker busy plus one queued each).")
-    P(f"- Whole measurement (both rounds + memory mode): {env.get('bench_seconds', NA)} s. Load average "
+    P(f"- Whole measurement (all rounds + memory mode): {env.get('bench_seconds', NA)} s. Load average "
       f"(1/5/15 min) at the start {env.get('loadavg_start', NA)}, at the end {env.get('loadavg_end', NA)}: "
       f"anything else running on the machine shares the cores with thumbd, nginx and wrk.")
     oth = [r["other_cpu_s"] for r in runs if r.get("other_cpu_s") is not None]
@@ -421,7 +427,7 @@ def main():
     targets.sort(key=lambda t: not t[0].startswith("cold miss:"))
     P("## Targets")
     P()
-    P("| target | measured (median of 2 rounds) | goal | result |")
+    P(f"| target | measured (median of {n_rounds} rounds) | goal | result |")
     P("|---|---|---|---|")
     for t in targets:
         P(f"| {t[0]} | {t[1]} | {t[2]} | **{t[3]}** |")
@@ -431,7 +437,7 @@ def main():
     def run_rows(mode, targets_):
         rows = []
         for tg in targets_:
-            for rnd in ("1", "2", None):
+            for rnd in ROUNDS + (None,):
                 if rnd:
                     rr = [r for r in runs if r["mode"] == mode and r["target"] == tg and r["round"] == rnd]
                     if not rr:
@@ -488,7 +494,7 @@ def main():
         P(f"## Hit, wrk -t2 -c{c} (keep-alive), every corpus thumbnail in turn")
         P()
         table(run_rows(mode, ("thumbd", "nginx")))
-        for rnd in ("1", "2"):
+        for rnd in ROUNDS:
             P(f"- round {rnd}: req/s ratio {fmt(ratio(one(mode, 'thumbd', rnd), one(mode, 'nginx', rnd)), 2)}, "
               f"p99 ratio {fmt(ratio(one(mode, 'thumbd', rnd, 'p99_ms'), one(mode, 'nginx', rnd, 'p99_ms')), 2)}")
         P(f"- median: req/s ratio {fmt(ratio(m(mode, 'thumbd'), m(mode, 'nginx')), 2)}, "
@@ -500,7 +506,7 @@ def main():
     P(f"## ab, no keep-alive, one thumbnail (-c {env.get('ab_concurrency', NA)} -n {env.get('ab_requests', NA)})")
     P()
     table(run_rows("ab", ("thumbd", "nginx")))
-    for rnd in ("1", "2"):
+    for rnd in ROUNDS:
         P(f"- round {rnd}: req/s ratio {fmt(ratio(one('ab', 'thumbd', rnd), one('ab', 'nginx', rnd)), 2)}")
     P(f"- median: req/s ratio {fmt(ratio(m('ab', 'thumbd'), m('ab', 'nginx')), 2)}; "
       f"p99 ratio {fmt(ratio(m('ab', 'thumbd', 'p99_ms'), m('ab', 'nginx', 'p99_ms')), 2)} (ab's p99 is in whole ms)")
@@ -514,12 +520,12 @@ def main():
     P(f"A second thumbd process (`{env.get('signed_cmd', NA)}`) — the same flags plus `--signing-keys` — "
       f"serves the {env.get('signed_hit_images', NA)} hit URLs, each signed with `thumbd sign --key KEY PATH` "
       f"(HMAC-SHA256, base64url); warmed twice (the second a cache hit with nginx's bytes) and again before "
-      f"round 2. Signed warm-up failures: {env.get('signed_warm_failures', NA)}; an unsigned hit URL sent to it "
+      f"each later round. Signed warm-up failures: {env.get('signed_warm_failures', NA)}; an unsigned hit URL sent to it "
       f"was answered HTTP {env.get('signed_unsigned_status', NA)} (403 expected: signatures are checked). The reference is nginx serving "
       f"the same bytes as static files, as in hit -c8. CPU and peak RSS are the signed process's.")
     P()
     table(run_rows(sm, ("thumbd-signed", "nginx")))
-    for rnd in ("1", "2"):
+    for rnd in ROUNDS:
         P(f"- round {rnd}: req/s ratio {fmt(ratio(one(sm, 'thumbd-signed', rnd), one(sm, 'nginx', rnd)), 2)}, "
           f"p99 ratio {fmt(ratio(one(sm, 'thumbd-signed', rnd, 'p99_ms'), one(sm, 'nginx', rnd, 'p99_ms')), 2)}")
     P(f"- median: req/s ratio {fmt(signed_ratio, 2)}, "
@@ -537,7 +543,7 @@ def main():
       "separately. Both sides encode JPEG Q80 (`format=jpeg`).")
     P()
     table(run_rows("cold", ("thumbd", "floor")))
-    for rnd in ("1", "2"):
+    for rnd in ROUNDS:
         P(f"- round {rnd}: images/s thumbd ÷ floor "
           f"{fmt(ratio(one('cold', 'thumbd', rnd, 'images_per_s'), one('cold', 'floor', rnd, 'images_per_s')), 2)}, "
           f"CPU ms/image thumbd ÷ floor "
@@ -552,7 +558,7 @@ def main():
     P("## New size of a seen photo: originals cached, every request a new (image, width) pair")
     P()
     table(run_rows("newsize", ("thumbd",)))
-    for rnd in ("1", "2"):
+    for rnd in ROUNDS:
         P(f"- round {rnd}: ÷ cold miss {fmt(ratio(one('newsize', 'thumbd', rnd), one('cold', 'thumbd', rnd)), 2)}")
     P(f"- median: ÷ cold miss {fmt(ratio(m('newsize', 'thumbd'), m('cold', 'thumbd')), 2)}")
     if n_img:
@@ -587,14 +593,14 @@ def main():
 
     P("## Peak RSS of thumbd per mode (sampled every 100 ms)")
     P()
-    P("| mode | round 1 | round 2 |")
-    P("|---|---|---|")
+    P(f"| mode | {round_cols} |")
+    P(f"|---|{round_rule}|")
     for mode in ("hit-c8", "hit-c64", "ab", "cold", "newsize"):
-        P(f"| {mode} | " + " | ".join(fmt(one(mode, 'thumbd', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
+        P(f"| {mode} | " + " | ".join(fmt(one(mode, 'thumbd', rnd, 'rss_mib'), 0) + " MiB" for rnd in ROUNDS) + " |")
     P(f"| signed-hit-c8 (the signed thumbd, its own process) | " + " | ".join(
-        fmt(one('signed-hit-c8', 'thumbd-signed', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
+        fmt(one('signed-hit-c8', 'thumbd-signed', rnd, 'rss_mib'), 0) + " MiB" for rnd in ROUNDS) + " |")
     P(f"| cold-miss floor (its own process) | " + " | ".join(
-        fmt(one('cold', 'floor', rnd, 'rss_mib'), 0) + " MiB" for rnd in ("1", "2")) + " |")
+        fmt(one('cold', 'floor', rnd, 'rss_mib'), 0) + " MiB" for rnd in ROUNDS) + " |")
     P()
 
     P("## thumbd request log (status and cache outcome counts)")

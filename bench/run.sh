@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # thumbd benchmark: thumbd side by side with references (nginx serving the same bytes, the plain
-# libvips floor of a cold miss: bench/floor/floor.c), two alternating rounds, a memory mode, and a
+# libvips floor of a cold miss: bench/floor/floor.c), ROUNDS alternating rounds (3), a memory mode, and a
 # Markdown report in bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
 #
 #   bench/run.sh              full run (about 20 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
 #
-# Knobs (environment; see bench/README.md): HIT_SECONDS, MISS_SECONDS, MEMORY_SECONDS,
+# Knobs (environment; see bench/README.md): ROUNDS, HIT_SECONDS, MISS_SECONDS, MEMORY_SECONDS,
 # MEMORY_RUNS, AB_REQUESTS, HIT_WIDTH, COLD_CONNECTIONS, NGINX_WORKERS, THUMBD_PORT, NGINX_PORT,
 # SIGNED_PORT, SIGNING_KEY, THUMBD_BENCH_ENV, THUMBD_EXTRA_ARGS, SKIP_BUILD, SKIP_INSTALL.
 set -euo pipefail
@@ -23,6 +23,9 @@ QUICK="${QUICK:-0}"
 if [ "$QUICK" = 1 ]; then
   : "${HIT_SECONDS:=3}" "${MISS_SECONDS:=5}" "${MEMORY_SECONDS:=5}" "${AB_REQUESTS:=2000}"
 fi
+# Three rounds, not two: this machine's CPU time per unit of work drifts by 10-15 % over minutes,
+# so one disturbed round decided a median of two; a median of three outvotes it.
+ROUNDS="${ROUNDS:-3}"
 HIT_SECONDS="${HIT_SECONDS:-20}"          # each wrk run of the hit mode (±10 % noise per 10-s run here)
 MISS_SECONDS="${MISS_SECONDS:-30}"        # each cold-miss / floor / new-size run
 MEMORY_SECONDS="${MEMORY_SECONDS:-120}"   # each of the memory-mode runs
@@ -439,10 +442,10 @@ with_scrapes() {   # COMMAND...: runs it while a background loop GETs $thumbd/me
   return "$rc"
 }
 
-# ---------------------------------------------------------------- the two rounds
+# ---------------------------------------------------------------- the rounds
 bench_start="$(date +%s)"
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
-for round in 1 2; do
+for round in $(seq "$ROUNDS"); do
   [ "$round" = 1 ] || rewarm_hits
   for c in $HIT_CONNECTIONS; do
     with_scrapes measure "$round" "hit-c$c" thumbd "r$round-hit-c$c-thumbd" -- \
@@ -494,6 +497,7 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
 {
   echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "quick=$QUICK"
+  echo "rounds=$ROUNDS"
   echo "nproc=$cores"
   echo "cpu_model=$cpu_model"
   echo "mem_total=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
