@@ -25,12 +25,18 @@ public enum Vips {
         return true
     }()
 
-    /// Whether libvips runs Orc-compiled (run-time SIMD) code. Always false once initialized:
-    /// liborc 0.4.33 corrupts the heap when two threads compile at once (`cvips_init_once`).
+    /// Whether libvips runs Orc-compiled (run-time SIMD) code: only with liborc 0.4.34 or later,
+    /// since 0.4.33 corrupts the heap when two threads compile at once (`cvips_init_once`).
     package static var usesOrc: Bool {
         initialize()
         return vips_vector_isenabled() != 0
     }
+
+    /// The loaded liborc's version, nil when libvips has none.
+    package static var orcVersion: String? { cvips_orc_version().map { String(cString: $0) } }
+
+    /// Whether a liborc of `version` is safe to use from several threads (0.4.34 and later).
+    package static func orcIsSafe(_ version: String) -> Bool { cvips_orc_is_safe(version) != 0 }
 
     /// The most memory libvips' own allocator (`vips_tracked_malloc`: pixel buffers, line caches)
     /// has held at once since start, for `thumbd-bench memory`. It does not see what the codecs

@@ -18,8 +18,15 @@
 /// and every Swift module that starts libvips (the service, the test fixtures) goes through
 /// that. Returns vips_init's result. It also drops libvips' warnings ("VipsJpeg: Premature end of
 /// JPEG file"): their text comes from hostile input, and decisions are taken from return codes
-/// anyway. And it turns Orc off: liborc 0.4.33's code allocator races (see the .c).
+/// anyway. And it turns Orc off unless liborc is 0.4.34 or later (0.4.33's code allocator races
+/// between threads, see the .c).
 int cvips_init_once(const char *argv0);
+
+/// The loaded liborc's version ("0.4.33"), NULL when libvips brought none.
+const char *cvips_orc_version(void);
+
+/// Whether that liborc version allocates its code memory under its lock (0.4.34 and later).
+int cvips_orc_is_safe(const char *version);
 
 // MARK: Loading
 
