@@ -17,7 +17,7 @@ if [ "${ASAN:-}" = 1 ] && [ -z "${THUMBD_BIN:-}" ]; then
     >bench/work/asan-build.log 2>&1
   THUMBD_BIN=bench/work/asan/release/thumbd
 fi
-# shellcheck shell=bash source=bench/malloc-setup.sh
+# shellcheck source=bench/malloc-setup.sh
 source bench/malloc-setup.sh
 log="$work/logs/newsize-race.log"
 env_args=()

@@ -14,9 +14,8 @@ const char *cvips_orc_version(void) {
 int cvips_orc_is_safe(const char *version) {
     unsigned major = 0, minor = 0, micro = 0;
     if (!version || sscanf(version, "%u.%u.%u", &major, &minor, &micro) < 2) return 0;
-    if (major != 0) return major > 0;
-    if (minor != 4) return minor > 4;
-    return micro >= 34;
+    if (major > 0 || minor > 4) return 1;
+    return minor == 4 && micro >= 34;
 }
 
 static void cvips_drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {}
