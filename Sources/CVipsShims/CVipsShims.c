@@ -1,8 +1,50 @@
+#define _GNU_SOURCE  // RTLD_NEXT
 #include "CVipsShims.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <vips/vector.h>
+
+// MARK: Orc's code memory, serialised
+
+// liborc before 0.4.34 (0.4.33 is Debian bookworm's) hands out code memory without holding its
+// lock and frees it without taking it (fixed upstream in 0.4.34, commit e48fa54): two threads
+// building resizes at once corrupt its chunk list and then the malloc heap. libvips reaches that
+// memory through exactly two liborc calls (iofuncs/vector.c, 8.14): orc_program_compile, when an
+// operation with a SIMD path is built (reducev, convi, morph, arithmetic), and orc_program_free,
+// when it is disposed, on whichever thread drops the last reference. Defining them here puts
+// them in the executable, which the dynamic linker searches before liborc, so libvips' calls
+// come here (ld exports an executable's symbols that its shared libraries reference); each takes
+// one process-wide lock and calls liborc's own. Running compiled code takes no lock. The lock is
+// recursive in case liborc ever calls one from the other through its PLT.
+static pthread_mutex_t cvips_orc_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int (*cvips_orc_compile_next)(void *);
+static void (*cvips_orc_free_next)(void *);
+
+int orc_program_compile(void *program) {
+    pthread_mutex_lock(&cvips_orc_lock);
+    if (!cvips_orc_compile_next) cvips_orc_compile_next = (int (*)(void *))dlsym(RTLD_NEXT, "orc_program_compile");
+    // ORC_COMPILE_RESULT_UNKNOWN_PARSE: libvips takes any result >= 0x100 as "not compiled" and
+    // runs its plain C path.
+    int result = cvips_orc_compile_next ? cvips_orc_compile_next(program) : 0x200;
+    pthread_mutex_unlock(&cvips_orc_lock);
+    return result;
+}
+
+void orc_program_free(void *program) {
+    pthread_mutex_lock(&cvips_orc_lock);
+    if (!cvips_orc_free_next) cvips_orc_free_next = (void (*)(void *))dlsym(RTLD_NEXT, "orc_program_free");
+    if (cvips_orc_free_next) cvips_orc_free_next(program);
+    pthread_mutex_unlock(&cvips_orc_lock);
+}
+
+int cvips_orc_is_serialised(void) {
+    // The symbol every library binds to is the first in the global scope: ours only when the
+    // executable exports it (a program linked without libvips on its link line may not).
+    return dlsym(RTLD_DEFAULT, "orc_program_compile") == (void *)orc_program_compile &&
+           dlsym(RTLD_DEFAULT, "orc_program_free") == (void *)orc_program_free;
+}
 
 const char *cvips_orc_version(void) {
     // Looked up, not linked: liborc comes in as libvips' dependency, and a libvips built without
@@ -23,12 +65,10 @@ static void cvips_drop_log(const gchar *domain, GLogLevelFlags level, const gcha
 static gpointer cvips_init_body(gpointer argv0) {
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, cvips_drop_log, NULL);
     int status = vips_init((const char *)argv0);
-    // No Orc (libvips' run-time SIMD compiler) before liborc 0.4.34: 0.4.33, Debian bookworm's,
-    // hands out code memory without holding its lock (fixed upstream in 0.4.34, commit e48fa54),
-    // so two threads building resize operations at once corrupt its chunk list and then the
-    // malloc heap. Decided before any worker thread exists. Orc saves ~4 % of a cold miss's CPU
-    // (docs/architecture.md), so a fixed liborc gets it back.
-    if (!cvips_orc_is_safe(cvips_orc_version())) vips_vector_set_enabled(FALSE);
+    // Orc (libvips' run-time SIMD compiler) only where it cannot corrupt the heap: liborc 0.4.34
+    // or later, or calls into an older one serialised (above). Otherwise off. Decided before any
+    // worker thread exists. Orc saves ~4 % of a cold miss's CPU (docs/architecture.md).
+    if (!cvips_orc_is_safe(cvips_orc_version()) && !cvips_orc_is_serialised()) vips_vector_set_enabled(FALSE);
     return GINT_TO_POINTER(status);
 }
 

@@ -25,8 +25,9 @@ public enum Vips {
         return true
     }()
 
-    /// Whether libvips runs Orc-compiled (run-time SIMD) code: only with liborc 0.4.34 or later,
-    /// since 0.4.33 corrupts the heap when two threads compile at once (`cvips_init_once`).
+    /// Whether libvips runs Orc-compiled (run-time SIMD) code: with liborc 0.4.34 or later, or
+    /// with an older one whose compile and free calls are serialised (`orcIsSerialised`), since
+    /// 0.4.33 corrupts the heap when two threads compile at once (`cvips_init_once`).
     package static var usesOrc: Bool {
         initialize()
         return vips_vector_isenabled() != 0
@@ -34,6 +35,10 @@ public enum Vips {
 
     /// The loaded liborc's version, nil when libvips has none.
     package static var orcVersion: String? { cvips_orc_version().map { String(cString: $0) } }
+
+    /// Whether libvips' calls to `orc_program_compile` and `orc_program_free` go through
+    /// CVipsShims' wrappers, which take one lock around each (the executable exports them).
+    package static var orcIsSerialised: Bool { cvips_orc_is_serialised() != 0 }
 
     /// Whether a liborc of `version` is safe to use from several threads (0.4.34 and later).
     package static func orcIsSafe(_ version: String) -> Bool { cvips_orc_is_safe(version) != 0 }

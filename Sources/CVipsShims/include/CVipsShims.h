@@ -18,8 +18,8 @@
 /// and every Swift module that starts libvips (the service, the test fixtures) goes through
 /// that. Returns vips_init's result. It also drops libvips' warnings ("VipsJpeg: Premature end of
 /// JPEG file"): their text comes from hostile input, and decisions are taken from return codes
-/// anyway. And it turns Orc off unless liborc is 0.4.34 or later (0.4.33's code allocator races
-/// between threads, see the .c).
+/// anyway. And it turns Orc off unless liborc is 0.4.34 or later or libvips' calls into it are
+/// serialised (0.4.33's code allocator races between threads, see the .c).
 int cvips_init_once(const char *argv0);
 
 /// The loaded liborc's version ("0.4.33"), NULL when libvips brought none.
@@ -27,6 +27,10 @@ const char *cvips_orc_version(void);
 
 /// Whether that liborc version allocates its code memory under its lock (0.4.34 and later).
 int cvips_orc_is_safe(const char *version);
+
+/// Whether libvips' calls to orc_program_compile and orc_program_free reach this target's
+/// serialising wrappers (1) or liborc directly (0).
+int cvips_orc_is_serialised(void);
 
 // MARK: Loading
 
