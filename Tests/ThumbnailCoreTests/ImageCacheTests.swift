@@ -118,6 +118,32 @@ extension String {
         _ = cache.auditedBytes()  // checks protected ≤ its share, and every list sum
     }
 
+    /// From 64 entries on, recency is kept to a quarter of the cache: a hit on an entry pushed
+    /// within the last quarter of pushes leaves it in place; an older one still moves to the
+    /// recent end and outlives everything it passed.
+    @Test func aHitOnARecentEntryOfALargeCacheLeavesItInPlace() {
+        let cost = 1000
+        let cache = ImageCache<Blob>(budget: 100 * cost)
+        let blob = Blob(payloadBytes: cost - ImageCache<Blob>.perEntryOverhead)
+        let keys = (0..<100).map { "o\($0)".key }
+        for key in keys { cache.insert(blob, forKey: key) }
+        // o0 is the oldest: the hit moves it, so the next insert evicts o1 instead.
+        _ = cache.value(forKey: keys[0])
+        cache.insert(blob, forKey: "n0".key)
+        #expect(cache.peek(keys[0]) != nil)
+        #expect(cache.peek(keys[1]) == nil)
+        // o90 went in 12 pushes ago (< 101 / 4): its hit moves nothing, so it is evicted right
+        // after o2…o89, ahead of o91…o99 (had it moved, it would outlive all of those).
+        _ = cache.value(forKey: keys[90])
+        for index in 1...89 { cache.insert(blob, forKey: "n\(index)".key) }
+        #expect(cache.peek(keys[89]) == nil)
+        #expect(cache.peek(keys[90]) == nil)
+        #expect(cache.peek(keys[91]) != nil)
+        #expect(cache.peek(keys[0]) != nil)
+        let audit = cache.auditedBytes()
+        #expect(audit.listed == audit.counted && audit.nodes == 100)
+    }
+
     @Test func countersAreKeptByKind() {
         let cache = ImageCache<Blob>(budget: 1_000_000)
         let source = try! SourceURL(parsing: "http://k.example/p.jpg")
