@@ -10,7 +10,8 @@
 #                                           images, user/system CPU ms and page faults per image,
 #                                           peak RSS each
 # Run it twice with A and B swapped: the order within a slice pair is not neutral. Setup:
-# bench/malloc-setup.sh (corpus, nginx origin on 127.0.0.1:18181); THUMBD_BIN is not used.
+# bench/malloc-setup.sh (corpus, nginx origin on 127.0.0.1:18181), told to build nothing: both
+# binaries are given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:?hit or cold}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load that found liborc's code-allocator race (docs/architecture.md, "Orc is off"): one
+# The load that found liborc's code-allocator race (docs/architecture.md, "Orc stays on"): one
 # thumbd, repeated minutes of 10 s of cold misses then 50 s of new sizes of those new sources
 # (first fetches running while other widths are cut from decoded copies), every minute on fresh
 # source URLs. Reports whether thumbd survived and how many 200s it answered; exit status 1 if it
