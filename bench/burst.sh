@@ -45,7 +45,7 @@ rm -rf "$work"
 mkdir -p "$work/nginx/logs" "$work/nginx/tmp" "$images"
 
 # ---------------------------------------------------------------- images (made once)
-mapfile -t sources < <(ls "$corpus"/*.jpg | sort)
+mapfile -t sources < <(printf '%s\n' "$corpus"/*.jpg | sort)
 for i in $(seq 0 $((COUNT - 1))); do
   out="$images/burst-$i.jpg"
   [ -s "$out" ] && continue
@@ -65,7 +65,7 @@ for i in $(seq 0 $((COUNT - 1))); do
   vips bandjoin "$work/n1.v $work/n2.v $work/n3.v" "$work/n.v"
   vips add "$work/r.v" "$work/n.v" "$work/s.v"
   vips cast "$work/s.v" "$work/u.v" uchar
-  vips copy "$work/u.v" "$out[Q=95,interlace,strip]"
+  vips copy "$work/u.v" "${out}[Q=95,interlace,strip]"
   rm -f "$work"/*.v
 done
 total=0
@@ -75,7 +75,7 @@ log "$COUNT images, $((total / 1048576)) MiB"
 # ---------------------------------------------------------------- nginx + thumbd
 user_line=""
 [ "$(id -u)" -eq 0 ] && user_line="user $(id -un) $(id -gn);"
-hot_src="$(ls "$corpus"/*.jpg | sort | tail -1)"
+hot_src="$(printf '%s\n' "$corpus"/*.jpg | sort | tail -1)"
 cat >"$work/nginx/nginx.conf" <<EOF
 $user_line
 worker_processes 1;
@@ -156,7 +156,7 @@ burst_peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
 # Then MIX clients at once on a mix of the corpus: every image, five widths, some formats (the
 # same request several times over: coalesced), the hot thumbnail still asked for meanwhile.
 log "mix: $MIX clients at once on the corpus"
-mapfile -t corpus_files < <(cd "$corpus" && ls *.jpg *.png 2>/dev/null | sort)
+mapfile -t corpus_files < <(cd "$corpus" && find . -maxdepth 1 \( -name '*.jpg' -o -name '*.png' \) -printf '%f\n' | sort)
 widths=(160 240 320 480 640)
 formats=("" "&format=webp" "" "&format=png" "")
 clients=()

@@ -47,7 +47,7 @@ if [ "${1:-}" != "--force" ] && [ -s "$manifest" ]; then
   ok=1
   while IFS=$'\t' read -r _pkg _path name _fmt _w _h _mp bytes _rest; do
     [ "$name" = "file" ] && continue
-    [ -f "$corpus/$name" ] && [ "$(stat -c %s "$corpus/$name")" = "$bytes" ] || { ok=0; break; }
+    if ! [ -f "$corpus/$name" ] || [ "$(stat -c %s "$corpus/$name")" != "$bytes" ]; then ok=0; break; fi
   done <"$manifest"
   if [ "$ok" = 1 ]; then
     echo "corpus: $(($(wc -l <"$manifest") - 1)) images already in $corpus (--force to rebuild)" >&2
@@ -72,8 +72,8 @@ if [ ${#available[@]} -eq 0 ]; then
 fi
 for p in "${available[@]}"; do
   v="$(apt-cache show --no-all-versions "$p" | awk '/^Version:/{print $2; exit}')"
-  if ! ls "$debs/${p}_"*.deb >/dev/null 2>&1 ||
-    [ "$(dpkg-deb -f "$(ls "$debs/${p}_"*.deb | head -1)" Version)" != "$v" ]; then
+  deb="$(compgen -G "$debs/${p}_*.deb" | head -1 || true)"
+  if [ -z "$deb" ] || [ "$(dpkg-deb -f "$deb" Version)" != "$v" ]; then
     rm -f "$debs/${p}_"*.deb
     echo "corpus: downloading $p $v" >&2
     # apt's _apt user must be able to write here when we are root; otherwise it warns only.
@@ -97,7 +97,7 @@ for deb in "$debs"/*.deb; do
       loader="$(awk '$1 == "vips-loader:" {print $2}' <<<"$hdr")"
       w="$(awk '$1 == "width:" {print $2}' <<<"$hdr")"
       h="$(awk '$1 == "height:" {print $2}' <<<"$hdr")"
-      [ -n "$loader" ] && [ -n "$w" ] && [ -n "$h" ] || continue
+      if [ -z "$loader" ] || [ -z "$w" ] || [ -z "$h" ]; then continue; fi
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$v" "${f#.}" "$loader" "$w" "$h" "$(stat -c %s "$full")"
     done >>"$tmp/candidates.tsv"
 done

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154  # name, work and root are set by the sourcing script (below)
 # Sourced by the bench scripts that start their own nginx and thumbd (burst.sh, soak.sh,
 # replay.sh): logging, stopping what they started (also on failure or Ctrl-C), installing what is
 # missing, one release build. The sourcing script sets `name` (its log prefix), `here` (bench/),

@@ -13,7 +13,7 @@ else
   swift build -c release --product thumbd >"$work/build.log" 2>&1
   bin="$(swift build -c release --show-bin-path)/thumbd"
 fi
-ls bench/corpus | grep -E '\.(jpg|png)$' >"$work/names.txt"
+find bench/corpus -maxdepth 1 \( -name '*.jpg' -o -name '*.png' \) -printf '%f\n' | sort >"$work/names.txt"
 cat >"$work/nginx.conf" <<NGINX
 worker_processes 1;
 daemon on;
@@ -31,7 +31,7 @@ mkdir -p "$work/tmp"
 "$(command -v nginx || echo /usr/sbin/nginx)" -c "$PWD/$work/nginx.conf" -p "$PWD/$work"
 pid=""
 cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
   kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true
 }
 trap cleanup EXIT

@@ -28,7 +28,7 @@ for _ in $(seq 100); do curl -sf http://127.0.0.1:18182/livez >/dev/null && brea
 for i in $(seq $((secs / 60))); do
   for mode in cold newsize; do
     [ "$mode" = cold ] && d=10 || d=50
-    wrk -t2 -c4 -d${d}s --timeout 30s -s bench/lua/misses.lua http://127.0.0.1:18182 \
+    wrk -t2 -c4 -d"${d}s" --timeout 30s -s bench/lua/misses.lua http://127.0.0.1:18182 \
       -- "$mode" "$work/names.txt" http://127.0.0.1:18181/src "race-$i-$$" 2 >/dev/null || true
   done
   kill -0 "$pid" 2>/dev/null || break

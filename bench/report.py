@@ -414,7 +414,7 @@ def main():
     limit = cache / 1048576.0 + inproc_peak + 50 if cache and inproc_peak is not None else None
     mem_peak = max([v for v in mem if v is not None], default=None)
     target("memory runs: highest peak RSS (MiB)",
-           fmt(mem_peak, 0), f"≤ cache {fmt(cache / 1048576.0 if cache else None, 0)} + in-process peak "
+           fmt(mem_peak, 0), f"≤ cache {fmt(cache / 1048576.0 if cache else None, 0)} + highest in-process peak "
            f"{fmt(inproc_peak, 0)} + 50 = {fmt(limit, 0)}",
            None if limit is None or mem_peak is None else mem_peak <= limit)
     growth_ok = None
@@ -573,14 +573,15 @@ def main():
     P("\n".join(cmds("newsize")))
     P()
 
-    P("## Memory: cold-miss runs of the whole corpus, back to back, one thumbd process")
+    P("## Memory: cold-miss runs of the whole corpus, one thumbd process, each followed by a reference run")
     P()
     P("| run | req/s | p99 ms | CPU ms/req | peak RSS MiB | requests | errors |")
     P("|---|---|---|---|---|---|---|")
     for r in runs:
         if r["mode"] == "memory":
             res = r["res"] or {}
-            label = r["round"] if r["target"] == "thumbd" else "`thumbd-bench inprocess --format jpeg` (its own process, same duration)"
+            label = (f"{r['round']}: thumbd" if r["target"] == "thumbd"
+                     else f"{r['round']}: `thumbd-bench inprocess --format jpeg` (a fresh process, same duration)")
             P(f"| {label} | {fmt(res.get('rps'))} | {fmt(res.get('p99_ms'), 2)} | {fmt(r['cpu_ms'], 3)} | "
               f"{fmt(r['rss_mib'], 0)} | {fmt(res.get('requests'), 0)} | {errs(res, r)} |")
     P()
@@ -588,7 +589,7 @@ def main():
     end = num(env.get("thumbd_rss_end_kb"))
     P(f"- thumbd VmHWM over the whole bench (one process throughout): {fmt(hwm / 1024 if hwm else None, 0)} MiB; "
       f"VmRSS at the end: {fmt(end / 1024 if end else None, 0)} MiB; `--cache-bytes` {env.get('cache_bytes', NA)}; "
-      f"in-process peak RSS {fmt(inproc_peak, 0)} MiB (its memory-mode run).")
+      f"in-process peak RSS {fmt(inproc_peak, 0)} MiB (the highest of its memory-mode runs).")
     P()
 
     P("## Peak RSS of thumbd per mode (sampled every 100 ms)")

@@ -3,7 +3,7 @@
 # libvips floor of a cold miss: bench/floor/floor.c), ROUNDS alternating rounds (3), a memory mode, and a
 # Markdown report in bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
 #
-#   bench/run.sh              full run (about 20 minutes on 2 cores)
+#   bench/run.sh              full run (about 24 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
 #
 # Knobs (environment; see bench/README.md): ROUNDS, HIT_SECONDS, MISS_SECONDS, MEMORY_SECONDS,
@@ -56,7 +56,7 @@ pids=()   # every background process we started
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  [ -n "${sampler_pid:-}" ] && kill "$sampler_pid" 2>/dev/null || true
+  if [ -n "${sampler_pid:-}" ]; then kill "$sampler_pid" 2>/dev/null || true; fi
   for p in "${pids[@]}"; do
     kill -TERM "$p" 2>/dev/null || true
   done
@@ -215,6 +215,7 @@ measure() {
   # shellcheck disable=SC2086
   c0="$(cpu_ticks $t_pids)"
   local n0 t0 s0
+  # shellcheck disable=SC2046  # one argument per pid
   n0="$(cpu_ticks $(nginx_pids))"
   t0="$(cpu_ticks "$thumbd_pid")"
   s0="$(cpu_ticks "$signed_pid")"
@@ -232,6 +233,7 @@ measure() {
   # shellcheck disable=SC2086
   c1="$(cpu_ticks $t_pids)"
   local n1 t1 s1
+  # shellcheck disable=SC2046  # one argument per pid
   n1="$(cpu_ticks $(nginx_pids))"
   t1="$(cpu_ticks "$thumbd_pid")"
   s1="$(cpu_ticks "$signed_pid")"
@@ -360,6 +362,7 @@ for n in "${names[@]}"; do
   esac
   # The cached copy must be what we save: a second GET must be a hit with the same bytes.
   code2="$(curl -sS -o "$work/static/$n.2" -D "$hdr" -w '%{http_code}' "$thumbd$path")"
+  [ "$code2" = 200 ] || log "  $n: second request answered $code2"
   grep -qi '^x-cache: *hit' "$hdr" || log "  $n: second request was not a cache hit"
   cmp -s "$work/static/$n.tmp" "$work/static/$n.2" || log "  $n: second response differs"
   rm -f "$work/static/$n.2"
@@ -413,7 +416,7 @@ floor=("$work/bin/floor" --corpus "$corpus" --threads "$WORKERS")
 # Before each round's hit runs: every hit URL once more (cold-miss runs evict LRU entries), and
 # check that thumbd still answers the bytes nginx serves.
 rewarm_hits() {
-  local i=0 p s out="$work/static/.rewarm" changed=0
+  local p s out="$work/static/.rewarm"
   paste "$work/lists/hit-thumbd.txt" "$work/lists/hit-nginx.txt" | while IFS=$'\t' read -r p s; do
     curl -fsS -o "$out" "$thumbd$p" || log "  re-warm failed: $p"
     cmp -s "$out" "$work${s}" || log "  re-warm: $p now differs from $s"
@@ -476,15 +479,16 @@ for round in $(seq "$ROUNDS"); do
 done
 
 # ---------------------------------------------------------------- memory mode
+# The reference's peak over as many runs, each as long as a thumbd memory run, alternating with
+# them: a peak is a maximum, and it grows with the time (and the number of runs) it has to catch
+# two large decodes at once, so a single or shorter reference run would understate the working set
+# thumbd is compared against — thumbd's highest of MEMORY_RUNS peaks against the reference's
+# highest of as many. JPEG, as the memory runs ask for (misses.lua cold mode: format=jpeg).
 for m in $(seq "$MEMORY_RUNS"); do
   measure "$m" memory thumbd "memory-$m" -- \
     "${wrk_miss[@]}" -d"${MEMORY_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-m$m" "$WRK_THREADS"
+  measure "$m" memory inprocess "memory-inprocess-$m" -- "${inprocess[@]}" --format jpeg --seconds "$MEMORY_SECONDS"
 done
-# The reference's peak over a run as long as each thumbd memory run: a peak is a maximum, and it
-# grows with the time it has to catch two large decodes at once, so a shorter run would
-# understate the working set thumbd is compared against. JPEG, as the memory runs ask for
-# (misses.lua cold mode: format=jpeg).
-measure 1 memory inprocess "memory-inprocess" -- "${inprocess[@]}" --format jpeg --seconds "$MEMORY_SECONDS"
 bench_end="$(date +%s)"
 thumbd_hwm_kb="$(vm_kb "$thumbd_pid" VmHWM)"
 thumbd_rss_end_kb="$(vm_kb "$thumbd_pid" VmRSS)"
