@@ -5,7 +5,8 @@
 #   bench/ab.sh hit  A_BIN B_BIN [SLICES]   both get 40 s of cold misses and 40 s of new sizes
 #                                           at once (a cache of thousands of entries, as in
 #                                           run.sh's main process), then SLICES (6) alternating
-#                                           5-s `wrk -t2 -c8` hit runs each; totals and B/A
+#                                           5-s `wrk -t2 -c8` hit runs each (-c from
+#                                           HIT_CONNECTIONS, 8); totals and B/A
 #   bench/ab.sh cold A_BIN B_BIN [SECONDS]  the same cold-miss load on both at once (SECONDS, 90):
 #                                           images, user/system CPU ms and page faults per image,
 #                                           peak RSS each
@@ -60,7 +61,7 @@ case "$mode" in
     for s in $(seq "$slices"); do
       line="slice $s:"
       for port in 18411 18412; do
-        n=$(wrk -t2 -c8 -d5s -s bench/lua/cycle.lua "http://127.0.0.1:$port" -- "$hits" | awk '/requests in/ {print $1}')
+        n=$(wrk -t2 -c"${HIT_CONNECTIONS:-8}" -d5s -s bench/lua/cycle.lua "http://127.0.0.1:$port" -- "$hits" | awk '/requests in/ {print $1}')
         if [ "$port" = 18411 ]; then ta=$((ta + n)); line="$line A $n"; else tb=$((tb + n)); line="$line B $n"; fi
       done
       echo "$line"
