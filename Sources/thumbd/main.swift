@@ -14,6 +14,8 @@ case .success(.version):
 case .success(.sign(let signed)):
     print(signed)
 case .success(.run(let configuration)):
+    // Returns only when thumbd is already running with the huge-page tunable (or cannot be).
+    MallocTuning.reexecWithHugePagesIfWanted(configuration)
     MallocTuning.apply(configuration)
     let app = ThumbnailApp(configuration: configuration)
     do {

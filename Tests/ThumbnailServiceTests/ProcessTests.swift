@@ -45,6 +45,44 @@ import Testing
         #expect(log.contains("event=drain-end msg=\"drain delay over\" cut-short=false"), "\(log)")
     }
 
+    /// `--malloc-huge-pages` (default on) re-executes thumbd with glibc's huge-page tunable when
+    /// the kernel's THP mode is `madvise`: the same process then has it in its environment and
+    /// serves. Turned off, or with the tunable named by the operator, nothing is changed; other
+    /// tunables are kept.
+    @Test func hugePagesAreTurnedOnByReexecutingOnlyWhenWanted() async throws {
+        let mode = try String(contentsOfFile: "/sys/kernel/mm/transparent_hugepage/enabled", encoding: .utf8)
+        let madvise = mode.contains("[madvise]")
+        let cases: [([String], [String: String], String?)] = [
+            ([], [:], madvise ? "glibc.malloc.hugetlb=1" : nil),
+            (["--malloc-huge-pages=false"], [:], nil),
+            ([], ["GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"], "glibc.malloc.hugetlb=0"),
+            (
+                [], ["GLIBC_TUNABLES": "glibc.malloc.arena_test=4"],
+                madvise ? "glibc.malloc.arena_test=4:glibc.malloc.hugetlb=1" : "glibc.malloc.arena_test=4"
+            ),
+        ]
+        for (arguments, environment, expected) in cases {
+            let thumbd = try RunningThumbd(
+                ["--port", "0", "--drain-delay", "0", "--shutdown-grace", "2"] + arguments, environment: environment)
+            let port = try await thumbd.port()
+            #expect(try await TestHTTPClient.request(port: port, target: "/livez").status == 200)
+            let environ = try Data(
+                contentsOf: URL(fileURLWithPath: "/proc/\(thumbd.process.processIdentifier)/environ"))
+            // glibc 2.36 parses GLIBC_TUNABLES in place, writing NUL over each ':', so the start
+            // area shows one entry per tunable. Nothing else is in this environment (the
+            // variable or nothing), so the entries joined back with ':' are its value.
+            let entries = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            let prefix = "GLIBC_TUNABLES="
+            let tunables = entries.first.map { _ in entries.joined(separator: ":") }
+                .map { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : "not the variable: \($0)" }
+            #expect(tunables == expected, "\(arguments) \(environment)")
+            // Started once: the settings line is logged after the re-exec only.
+            #expect(thumbd.log.components(separatedBy: "event=settings ").count == 2, "\(thumbd.log)")
+            thumbd.process.terminate()
+            #expect(try await thumbd.exitStatus() == 0)
+        }
+    }
+
     /// SIGTERM: /readyz turns 503 at once while /thumb and /livez are still served (closing their
     /// connections); a second signal ends the drain; exit 0. The log is JSON, one object a line.
     @Test func duringTheDrainOnlyReadyzRefusesAndASecondSignalEndsIt() async throws {
@@ -126,11 +164,11 @@ final class RunningThumbd: Sendable {
     private let collected = Mutex<[UInt8]>([])
     private let finished = Atomic<Bool>(false)
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = ProcessTests.binary
         process.arguments = arguments
-        process.environment = [:]
+        process.environment = environment
         let stderr = Pipe()
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice

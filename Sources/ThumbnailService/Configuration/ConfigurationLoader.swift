@@ -175,6 +175,10 @@ extension ServiceConfiguration {
         .seconds(
             "malloc-trim-interval", \.processing.mallocTrimInterval, 0...3600,
             "How often free heap memory is given back to the system (malloc_trim), seconds (0: never)"),
+        .bool(
+            "malloc-huge-pages", \.processing.mallocHugePages,
+            "Let glibc malloc use transparent huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, by re-executing at start)"
+        ),
     ]
 
     /// What the command line asked for.

@@ -48,6 +48,48 @@ public enum MallocTuning {
         #endif
     }
 
+    /// glibc's tunable that makes malloc `madvise(MADV_HUGEPAGE)` its mmap'd chunks and heaps.
+    static let hugePagesTunable = "glibc.malloc.hugetlb"
+
+    /// The `GLIBC_TUNABLES` value with huge pages turned on, given the current value; nil when
+    /// the current value names the tunable already (either way: an operator's `=0` is kept).
+    static func tunablesWithHugePages(_ current: String?) -> String? {
+        let setting = "\(hugePagesTunable)=1"
+        guard let current, !current.isEmpty else { return setting }
+        let named = current.split(separator: ":").contains { $0.hasPrefix("\(hugePagesTunable)=") }
+        return named ? nil : "\(current):\(setting)"
+    }
+
+    /// Re-executes thumbd (same pid, arguments and environment) with glibc's huge-page tunable
+    /// set, when `--malloc-huge-pages` is on, the kernel's THP mode is `madvise` (under `always`
+    /// every mapping gets them anyway; under `never` none can) and `GLIBC_TUNABLES` does not name
+    /// it yet. glibc reads tunables once, before `main`, so setting the variable and starting
+    /// again is the only way a process turns one on for itself. Why: libvips' working buffers of
+    /// 1 MiB and more are mapped afresh for every miss (`--malloc-mmap-threshold`), and faulting
+    /// them in 4 KiB at a time was most of a cold miss's kernel time (docs/architecture.md,
+    /// malloc). Call before any thread starts; returns when there is nothing to do or the exec
+    /// failed (thumbd then runs without, as before).
+    public static func reexecWithHugePagesIfWanted(_ configuration: ServiceConfiguration) {
+        #if canImport(Glibc)
+            guard configuration.processing.mallocHugePages, kernelHugePageMode() == "madvise" else { return }
+            let previous = getenv("GLIBC_TUNABLES").map { String(cString: $0) }
+            guard let tunables = tunablesWithHugePages(previous) else { return }
+            setenv("GLIBC_TUNABLES", tunables, 1)
+            _ = execv("/proc/self/exe", CommandLine.unsafeArgv)
+            // Still here: the exec failed (no /proc, a seccomp filter); put the variable back.
+            if let previous { setenv("GLIBC_TUNABLES", previous, 1) } else { unsetenv("GLIBC_TUNABLES") }
+        #endif
+    }
+
+    /// The bracketed word of `/sys/kernel/mm/transparent_hugepage/enabled` ("always", "madvise",
+    /// "never"); nil when the file is missing or unreadable.
+    static func kernelHugePageMode() -> String? {
+        guard let text = try? String(contentsOfFile: "/sys/kernel/mm/transparent_hugepage/enabled", encoding: .utf8),
+            let open = text.firstIndex(of: "["), let close = text[open...].firstIndex(of: "]")
+        else { return nil }
+        return String(text[text.index(after: open)..<close])
+    }
+
     #if canImport(Glibc)
         private static func startTrimming(every interval: Duration) {
             guard interval > .zero, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else {

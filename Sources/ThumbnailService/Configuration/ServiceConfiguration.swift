@@ -115,6 +115,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// resident as free holes below it; trimming once a second returns those pages, and the
         /// next decode faults back in only what it uses (see docs/architecture.md, malloc).
         public var mallocTrimInterval: Duration = .seconds(1)
+        /// Lets glibc ask for transparent huge pages on its large mappings and heaps
+        /// (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, set by re-executing thumbd at start, see
+        /// `MallocTuning`): libvips' working buffers of 1 MiB and more are mapped afresh on every
+        /// miss, and faulting them in 4-KiB pages was most of a cold miss's kernel time.
+        public var mallocHugePages = true
     }
 
     /// What is kept, and what clients are told to keep.
