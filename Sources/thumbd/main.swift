@@ -14,7 +14,7 @@ case .success(.version):
 case .success(.sign(let signed)):
     print(signed)
 case .success(.run(let configuration)):
-    // Returns only when thumbd is already running with the huge-page tunable (or cannot be).
+    // Does not return when it re-executes thumbd with the huge-page tunable (see the method).
     MallocTuning.reexecWithHugePagesIfWanted(configuration)
     MallocTuning.apply(configuration)
     let app = ThumbnailApp(configuration: configuration)

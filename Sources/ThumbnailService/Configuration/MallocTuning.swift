@@ -71,7 +71,7 @@ public enum MallocTuning {
     /// failed (thumbd then runs without, as before).
     public static func reexecWithHugePagesIfWanted(_ configuration: ServiceConfiguration) {
         #if canImport(Glibc)
-            guard configuration.processing.mallocHugePages, kernelHugePageMode() == "madvise" else { return }
+            guard configuration.processing.mallocHugePages, System.transparentHugePageMode == "madvise" else { return }
             let previous = getenv("GLIBC_TUNABLES").map { String(cString: $0) }
             guard let tunables = tunablesWithHugePages(previous) else { return }
             setenv("GLIBC_TUNABLES", tunables, 1)
@@ -79,15 +79,6 @@ public enum MallocTuning {
             // Still here: the exec failed (no /proc, a seccomp filter); put the variable back.
             if let previous { setenv("GLIBC_TUNABLES", previous, 1) } else { unsetenv("GLIBC_TUNABLES") }
         #endif
-    }
-
-    /// The bracketed word of `/sys/kernel/mm/transparent_hugepage/enabled` ("always", "madvise",
-    /// "never"); nil when the file is missing or unreadable.
-    static func kernelHugePageMode() -> String? {
-        guard let text = try? String(contentsOfFile: "/sys/kernel/mm/transparent_hugepage/enabled", encoding: .utf8),
-            let open = text.firstIndex(of: "["), let close = text[open...].firstIndex(of: "]")
-        else { return nil }
-        return String(text[text.index(after: open)..<close])
     }
 
     #if canImport(Glibc)
