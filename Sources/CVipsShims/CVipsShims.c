@@ -2,6 +2,7 @@
 #include "CVipsShims.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <vips/vector.h>
@@ -143,3 +144,5 @@ int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, i
     return vips_heifsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "Q", quality,
                                 "bitdepth", 8, "effort", effort, "strip", strip, NULL);
 }
+
+size_t cvips_allocated_size(const void *block) { return block ? malloc_usable_size((void *)block) : 0; }

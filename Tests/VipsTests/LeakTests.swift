@@ -8,6 +8,21 @@ import Vips
 
 @Suite("Vips leaks")
 struct LeakTests {
+    /// A thumbnail is kept (cached) at the size of its bytes: the block holding it must be that
+    /// size, not the 16-KiB-and-up power of two libvips' memory target grew to (a 64 × 48 JPEG is
+    /// about 1 KiB; before the shrink it sat in 16 KiB).
+    @Test(arguments: [VipsOutputFormat.jpeg, .png, .webp, .avif], Input.allCases)
+    func encodedOutputIsHeldInABlockOfItsOwnSize(format: VipsOutputFormat, input: Input) throws {
+        let source = Fixtures.jpeg(width: 128, height: 96)
+        let result = try thumbnail(source, .exact(width: 64, height: 48), format: format, from: input)
+        let buffer = result.buffer
+        #expect(buffer.count > 0)
+        // malloc rounds a block up to 16 bytes and may keep a tail under its minimum chunk.
+        #expect(buffer.allocatedBytes >= buffer.count)
+        #expect(
+            buffer.allocatedBytes - buffer.count < 64, "\(buffer.count) bytes in a \(buffer.allocatedBytes)-byte block")
+    }
+
     @Test func everyPathUnrefsItsImages() throws {
         let jpeg = Fixtures.jpeg(width: 200, height: 100)
         let calls: [() throws -> Void] = [

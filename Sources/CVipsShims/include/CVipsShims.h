@@ -75,6 +75,9 @@ int cvips_min(VipsImage *in, double *out);
 
 // MARK: Saving (all output buffers are g_malloc'd; free with g_free)
 
+/// The bytes malloc set aside for `block` (malloc_usable_size): what a kept buffer really costs.
+size_t cvips_allocated_size(const void *block);
+
 /// vips_jpegsave_buffer with Q, optimize_coding and interlace; `strip` drops all metadata.
 int cvips_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip,
                           gboolean optimize_coding, gboolean interlace);
