@@ -191,6 +191,8 @@ def load_runs(raw):
         else:
             kb = num(meta.get("thumbd_peak_rss_kb"))
             run["rss_mib"] = kb / 1024.0 if kb else None
+        idle = num(meta.get("thumbd_idle_rss_kb"))
+        run["idle_mib"] = idle / 1024.0 if idle else None
         runs.append(run)
     return runs
 
@@ -219,7 +221,7 @@ def parse_bytes(s):
     return float(m.group(1)) * 1024 ** " KMGT".index((m.group(2) or " ").upper())
 
 
-RUN_FIELDS = ("cpu_ms", "rss_mib", "origin_cpu_ms", "images", "images_per_s", "cpu_ms_per_image")
+RUN_FIELDS = ("cpu_ms", "rss_mib", "idle_mib", "origin_cpu_ms", "images", "images_per_s", "cpu_ms_per_image")
 
 
 def main():
@@ -417,11 +419,15 @@ def main():
            fmt(mem_peak, 0), f"≤ cache {fmt(cache / 1048576.0 if cache else None, 0)} + highest in-process peak "
            f"{fmt(inproc_peak, 0)} + 50 = {fmt(limit, 0)}",
            None if limit is None or mem_peak is None else mem_peak <= limit)
+    # What thumbd holds 3 s after each run; results from before it was recorded judge the peaks.
+    idle = pick("memory", "thumbd", None, "idle_mib")
+    held = idle if idle and all(v is not None for v in idle) else mem
+    what = "RSS 3 s after each run" if held is idle else "peak RSS"
     growth_ok = None
-    if len(mem) >= 2 and all(v is not None for v in mem):
-        growth_ok = mem[-1] <= mem[0] * 1.05
-    target("memory runs: no growth (last run's peak ≤ first run's + 5 %)",
-           " → ".join(fmt(v, 0) for v in mem) or NA, "no growth", growth_ok)
+    if len(held) >= 2 and all(v is not None for v in held):
+        growth_ok = held[-1] <= held[0] * 1.05
+    target(f"memory runs: no growth ({what}: last run's ≤ first run's + 5 %)",
+           " → ".join(fmt(v, 0) for v in held) or NA, "no growth", growth_ok)
 
     # the headline first
     targets.sort(key=lambda t: not t[0].startswith("cold miss:"))
@@ -575,15 +581,16 @@ def main():
 
     P("## Memory: cold-miss runs of the whole corpus, one thumbd process, each followed by a reference run")
     P()
-    P("| run | req/s | p99 ms | CPU ms/req | peak RSS MiB | requests | errors |")
-    P("|---|---|---|---|---|---|---|")
+    P("| run | req/s | p99 ms | CPU ms/req | peak RSS MiB | RSS 3 s after MiB | requests | errors |")
+    P("|---|---|---|---|---|---|---|---|")
     for r in runs:
         if r["mode"] == "memory":
             res = r["res"] or {}
             label = (f"{r['round']}: thumbd" if r["target"] == "thumbd"
                      else f"{r['round']}: `thumbd-bench inprocess --format jpeg` (a fresh process, same duration)")
             P(f"| {label} | {fmt(res.get('rps'))} | {fmt(res.get('p99_ms'), 2)} | {fmt(r['cpu_ms'], 3)} | "
-              f"{fmt(r['rss_mib'], 0)} | {fmt(res.get('requests'), 0)} | {errs(res, r)} |")
+              f"{fmt(r['rss_mib'], 0)} | {fmt(r['idle_mib'], 0) if r['target'] == 'thumbd' else ''} | "
+              f"{fmt(res.get('requests'), 0)} | {errs(res, r)} |")
     P()
     hwm = num(env.get("thumbd_vmhwm_kb"))
     end = num(env.get("thumbd_rss_end_kb"))
