@@ -27,4 +27,11 @@ public final class HTTPPreparedResponse: @unchecked Sendable {
     deinit {
         if let pointer { MHD_destroy_response(pointer) }
     }
+
+    /// Memory it holds, the body aside (which it only references): the libmicrohttpd response
+    /// with its mutex, this object and its header array (384 B), and per header libmicrohttpd's
+    /// list node with its copies of name and value plus the array element (160 B). Estimated from
+    /// those structures by count, not by length, so that it is the same for every preparation of
+    /// one answer; checked against RSS: see `HitResponses.residentBytes`.
+    public var residentBytes: Int { 384 + 160 * headers.count }
 }

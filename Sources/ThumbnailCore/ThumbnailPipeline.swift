@@ -7,7 +7,7 @@ import Synchronization
 /// Generic over the image library (`Imaging`, whose decoded copies it caches without looking
 /// inside) and over what the host prepares from each stored variant (`Prepared`: the HTTP layer's
 /// ready-made hit responses), so both travel typed and nothing is cast.
-public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Sendable>: Sendable {
+public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: PreparedForm>: Sendable {
     public typealias Entry = CacheEntry<Imaging.Decoded, Prepared>
     public typealias Variant = CachedVariant<Prepared>
 

@@ -148,6 +148,12 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
 
 typealias FakePipeline = ThumbnailPipeline<FakeImaging, String>
 
+/// The fakes' prepared form is text; it holds its length (the same for every preparation of one
+/// variant, as the protocol asks).
+extension String: PreparedForm {
+    public var residentBytes: Int { utf8.count }
+}
+
 /// A pipeline over the fakes; `Prepared` is the variant's text, to check it travels with the entry.
 func makePipeline(
     _ fetcher: FakeFetcher, _ imaging: FakeImaging, workers: Int = 2, queue: Int = 64, budget: Int = 10_000_000,

@@ -31,6 +31,8 @@ import Testing
         let metrics = pipeline.metrics
         #expect(metrics.cache[.variant].hits == 1)
         #expect(metrics.cache[.variant].entries == 1 && metrics.cache[.original].entries == 1)
+        // A variant is charged its bytes, what its prepared form holds, and the entry's overhead.
+        #expect(metrics.cache[.variant].bytes == 10 + 19 + ImageCache<FakePipeline.Entry>.perEntryOverhead)
         #expect(metrics.fetches.started == 1 && metrics.fetches.succeeded == 1 && metrics.fetches.bytes == 2)
         #expect(metrics.renders.fromOriginal == 1)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import ThumbnailCore
 
 @testable import ThumbnailService
 
@@ -22,6 +23,19 @@ import Testing
         #expect(try other.image().width == 120)
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
         #expect(h.app.pipeline.metrics.fetches.started == 1)
+    }
+
+    @Test func aCachedThumbnailIsChargedItsReadyMadeResponsesToo() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)])
+        let miss = try await h.get(h.thumb("/p.jpg", "w=40"))
+        #expect(miss.status == 200)
+        let variant = h.app.pipeline.metrics.cache[.variant]
+        #expect(variant.entries == 1)
+        // The two prepared responses hold more than a small thumbnail's bytes: charged, the
+        // budget bounds them.
+        let prepared = variant.bytes - miss.body.count - ImageCache<Pipeline.Entry>.perEntryOverhead
+        #expect(prepared > miss.body.count)
+        #expect(prepared == 128 + (384 + 4 * 160) + (384 + 3 * 160))
     }
 
     @Test func fiftyConcurrentRequestsCauseOneFetchAndOneResize() async throws {

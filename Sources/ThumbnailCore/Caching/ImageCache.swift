@@ -19,7 +19,11 @@ import Synchronization
 /// source must not flush everything else. One lock; the private helpers assume it is held.
 /// (Not NSCache: it is not LRU and evicts when it likes.)
 public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
-    public static var perEntryOverhead: Int { 256 }
+    /// What an entry holds besides its value's payload: its node, its key (a box with the parsed
+    /// source URL's strings) and its slots in the two indexes. Measured for variant keys: about
+    /// 670 B each over 40,000 entries (RSS growth / count); rounded up for the payload's owner
+    /// object. A host's prepared form is charged by the value itself (`PreparedForm`).
+    public static var perEntryOverhead: Int { 768 }
     public static var maxEntryFraction: Int { 8 }
     /// Share of the budget the protected segment may hold (Caffeine's default is 80 %).
     public static var protectedFraction: Double { 0.8 }

@@ -9,7 +9,7 @@ import ThumbnailCore
 ///
 /// The one place a thumbnail's 200 and 304 are built: a miss is answered with the same status,
 /// headers and body (`answer`), plus its own `X-Cache` and `Vary`.
-public final class HitResponses: Sendable {
+public final class HitResponses: PreparedForm {
     let ok: HTTPPreparedResponse
     let notModified: HTTPPreparedResponse
     let etag: String
@@ -29,6 +29,11 @@ public final class HitResponses: Sendable {
         notModified = HTTPPreparedResponse(
             status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit"), body: body)
     }
+
+    /// The two responses and this object with its strings (128 B); the thumbnail's bytes are the
+    /// entry's. 2,016 B for a 200 with four headers and a 304 with three, against 1,940 B measured
+    /// (40,000 made in one process, RSS growth / count). Charged by the cache with the entry.
+    public var residentBytes: Int { 128 + ok.residentBytes + notModified.residentBytes }
 
     /// Whether a request's `If-None-Match` matches this thumbnail.
     func isNotModified(ifNoneMatch: String?) -> Bool {

@@ -56,7 +56,8 @@ final class MetricsPage: Sendable {
         }
         out.gauge("thumbd_cache_budget_bytes", "The cache's memory budget (--cache-bytes).", cache.budget)
         out.gauge(
-            "thumbd_cache_bytes", "Resident cost of cached entries (payload + per-entry overhead), by kind.",
+            "thumbd_cache_bytes",
+            "Resident cost of cached entries (payload, prepared responses, per-entry overhead), by kind.",
             byKind(\.bytes).map { ($0.labels, Double($0.value)) })
         out.gauge(
             "thumbd_cache_entries", "Cached entries, by kind.", byKind(\.entries).map { ($0.labels, Double($0.value)) })
