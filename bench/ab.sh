@@ -24,21 +24,7 @@ source bench/malloc-setup.sh
 origin=http://127.0.0.1:18181/src
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; cleanup' EXIT
-start() { # BIN PORT TAG
-  # A thumbd of the previous call drains for 5 s after SIGTERM and still answers /livez: wait for
-  # the port, and take the answer only while our process lives (else it was the old one).
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$2/livez" || break; sleep 0.1; done
-  "$1" --allow-loopback-sources --port "$2" --cache-bytes 256M 2>"$work/logs/ab-$3.log" &
-  local started=$!
-  pids+=("$started")
-  for _ in $(seq 100); do
-    kill -0 "$started" 2>/dev/null || break
-    curl -sf "http://127.0.0.1:$2/livez" >/dev/null && return
-    sleep 0.1
-  done
-  echo "thumbd on $2 did not come up (see $work/logs/ab-$3.log)" >&2
-  exit 1
-}
+start() { start_thumbd "$1" "$2" "$work/logs/ab-$3.log" --cache-bytes 256M; } # BIN PORT TAG
 load() { # MODE SECONDS PORT TAG: one wrk of misses.lua
   wrk -t1 -c2 -d"$2"s --timeout 30s -s bench/lua/misses.lua "http://127.0.0.1:$3" \
     -- "$1" "$work/names.txt" "$origin" "ab-$4-$$" 1 >/dev/null

@@ -12,23 +12,11 @@ source bench/malloc-setup.sh
 origin=http://127.0.0.1:18181/src
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; cleanup' EXIT
-start() { # PORT TAG ARGS...
-  local port=$1 tag=$2
-  shift 2
-  "$bin" --allow-loopback-sources --port "$port" "$@" 2>"$work/logs/cache-fill-$tag.log" &
-  pids+=("$!")
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$port/livez" >/dev/null && return
-    sleep 0.1
-  done
-  echo "thumbd on $port did not come up (see $work/logs/cache-fill-$tag.log)" >&2
-  exit 1
-}
 served() { grep -c 'route=/thumb status=200' "$work/logs/cache-fill-$1.log" || true; }
 read -ra a_args <<<"${A_ARGS:---cache-bytes 256M}"
 read -ra b_args <<<"${B_ARGS:---cache-bytes 4G}"
-start 18421 A "${a_args[@]}"
-start 18422 B "${b_args[@]}"
+start_thumbd "$bin" 18421 "$work/logs/cache-fill-A.log" "${a_args[@]}"
+start_thumbd "$bin" 18422 "$work/logs/cache-fill-B.log" "${b_args[@]}"
 secs=${SECS:-40}
 declare -A f0 u0 s0 n0
 for s in $(seq "${SLICES:-5}"); do
@@ -52,6 +40,10 @@ for s in $(seq "${SLICES:-5}"); do
     [ "$t" = B ] && p=${pids[1]}
     read -r f1 u1 s1 < <(awk '{print $10, $14, $15}' "/proc/$p/stat")
     n=$(($(served "$t") - n0[$t]))
+    if [ "$n" -eq 0 ]; then
+      line="$line  $t: no image served (see $work/logs/cache-fill-$t.log)"
+      continue
+    fi
     rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$p/status")
     # clock ticks are 10 ms
     line="$line  $t: images $n, user $(((u1 - u0[$t]) * 10 / n)) sys $(((s1 - s0[$t]) * 10 / n)) ms/image, faults $(((f1 - f0[$t]) / n))/image, RSS $rss MiB"

@@ -3,7 +3,7 @@
 # Sourced (from the repository root) by the malloc benches — allocators.sh, malloc-thresholds.sh,
 # malloc-phases.sh: the corpus, a release build of thumbd (or THUMBD_BIN), the corpus names in
 # $work/names.txt, an nginx origin for it on 127.0.0.1:18181 (/src/), and an EXIT trap that stops
-# nginx and the thumbd whose pid is in $pid. Sets work, bin, pid.
+# nginx and the thumbd whose pid is in $pid. Sets work, bin, pid; start_thumbd starts more.
 work=bench/work/allocators
 mkdir -p "$work/logs"
 bench/corpus.sh >/dev/null
@@ -36,3 +36,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# start_thumbd BIN PORT LOG [ARGS...]: one more thumbd on 127.0.0.1:PORT, its pid appended to the
+# caller's pids array (the caller stops them); returns once /livez answers, exits if it never does.
+start_thumbd() {
+  local exe=$1 port=$2 log=$3
+  shift 3
+  # A thumbd of an earlier run drains for 5 s after SIGTERM and still answers /livez: wait for
+  # the port, and take the answer only while our process lives (else it was the old one).
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/livez" || break; sleep 0.1; done
+  "$exe" --allow-loopback-sources --port "$port" "$@" 2>"$log" &
+  local started=$!
+  pids+=("$started")
+  for _ in $(seq 100); do
+    kill -0 "$started" 2>/dev/null || break
+    curl -sf "http://127.0.0.1:$port/livez" >/dev/null && return
+    sleep 0.1
+  done
+  echo "thumbd on $port did not come up (see $log)" >&2
+  exit 1
+}
