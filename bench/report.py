@@ -128,12 +128,67 @@ def parse_json_line(text):
     return None
 
 
-def load_runs(raw):
+# Figures of a sliced run (ab: AB_SLICES interleaved short runs per side and round) that add up.
+SUMMED_META = ("wall_seconds", "cpu_ticks", "nginx_cpu_ticks", "thumbd_cpu_ticks", "signed_thumbd_cpu_ticks",
+               "machine_busy_ticks", "machine_steal_ticks", "command_cpu_seconds")
+SUMMED_RES = ("requests", "seconds", "errors", "non2xx")
+
+
+def merge_slices(parsed):
+    """One run per (round, mode, target) out of its slices: requests, seconds and CPU ticks summed,
+    req/s = requests / seconds, p50 the slices' median, p99 their highest, peak RSS the highest.
+    A slice without output leaves the run without figures (shown as 'no output')."""
+    order, groups = [], {}   # order: a run as it is, or the key of a group of slices
+    for rid, meta, res in parsed:
+        if not meta.get("slice"):
+            order.append(("run", (rid, meta, res)))
+            continue
+        key = (meta.get("round"), meta.get("mode"), meta.get("target"))
+        if key not in groups:
+            groups[key] = []
+            order.append(("slices", key))
+        groups[key].append((rid, meta, res))
+    merged = []
+    for kind, item in order:
+        if kind == "run":
+            merged.append(item)
+            continue
+        slices = groups[item]
+        rid = slices[0][0].rsplit("-s", 1)[0]
+        meta = dict(slices[0][1])
+        for k in SUMMED_META:
+            vals = [num(m.get(k)) for _, m, _ in slices]
+            meta[k] = str(sum(vals)) if None not in vals else ""
+        rss = [num(m.get("thumbd_peak_rss_kb")) for _, m, _ in slices]
+        meta["thumbd_peak_rss_kb"] = str(max(v for v in rss if v is not None)) if any(v is not None for v in rss) else ""
+        meta["rc"] = next((m.get("rc") for _, m, _ in slices if m.get("rc") not in (None, "0")), "0")
+        meta["slices"] = str(len(slices))
+        counts = {}
+        for _, m, _ in slices:
+            for tok in m.get("thumbd_log_counts", "").split():
+                k, _, n = tok.rpartition(":")
+                counts[k] = counts.get(k, 0) + int(n) if n.isdigit() else counts.get(k, 0)
+        meta["thumbd_log_counts"] = " ".join(f"{k}:{n}" for k, n in counts.items())
+        ress = [r for _, _, r in slices]
+        res = None
+        if None not in ress:
+            res = {k: sum(r[k] for r in ress) if None not in [r.get(k) for r in ress] else None for k in SUMMED_RES}
+            res["rps"] = res["requests"] / res["seconds"] if res["requests"] is not None and res["seconds"] else None
+            res["p50_ms"] = med([r.get("p50_ms") for r in ress])
+            p99 = [r.get("p99_ms") for r in ress if r.get("p99_ms") is not None]
+            res["p99_ms"] = max(p99) if p99 else None
+            res["slice_rps"] = [r.get("rps") for r in ress]
+        merged.append((rid, meta, res))
+    return merged
+
+
+def load_runs(raw, ncores=1):
     runs = []
     try:
         ids = [l.strip() for l in open(os.path.join(raw, "runs.list")) if l.strip()]
     except OSError:
         ids = []
+    parsed = []
     for rid in ids:
         meta = read_kv(os.path.join(raw, rid + ".meta"))
         out = read_text(os.path.join(raw, rid + ".out"))
@@ -144,6 +199,9 @@ def load_runs(raw):
             res = parse_ab(out)
         else:
             res = parse_wrk(out)
+        parsed.append((rid, meta, res))
+    for rid, meta, res in merge_slices(parsed):
+        target, mode = meta.get("target", ""), meta.get("mode", "")
         run = {"id": rid, "meta": meta, "res": res, "round": meta.get("round"), "mode": mode, "target": target}
         # CPU time per request: of the target process (thumbd, or nginx's master + workers)
         cpu_ms = None
@@ -185,6 +243,10 @@ def load_runs(raw):
         # the signed thumbd's CPU (absent in raw outputs from before the signed-hit mode: no such process)
         st = num(meta.get("signed_thumbd_cpu_ticks")) if "signed_thumbd_cpu_ticks" in meta else 0.0
         run["other_cpu_s"] = (busy - tt - nt - st) / hz - cs if None not in (busy, tt, nt, cs, st) and hz else None
+        # steal: CPU time the hypervisor gave elsewhere, as a share of the run's wall x cores
+        # (absent before the column; such runs counted it in other CPU instead)
+        steal, wall, cores = num(meta.get("machine_steal_ticks")), num(meta.get("wall_seconds")), ncores
+        run["steal_share"] = steal / hz / (wall * cores) if None not in (steal, wall) and hz and wall else None
         run["wall_s"] = num(meta.get("wall_seconds"))
         if target in JSON_TARGETS:
             run["rss_mib"] = res["peak_rss_bytes"] / 1048576.0 if res and res.get("peak_rss_bytes") else None
@@ -232,7 +294,7 @@ def main():
     n_rounds = len(ROUNDS)
     round_cols = " | ".join(f"round {r}" for r in ROUNDS)
     round_rule = "|".join("---" for _ in ROUNDS)
-    runs = load_runs(raw)
+    runs = load_runs(raw, num(env.get("nproc")) or 1)
 
     def pick(mode, target, rnd=None, field="rps"):
         out = []
@@ -356,9 +418,13 @@ def main():
       f"{env.get('miss_seconds', NA)}`.")
     P(f"- Metrics on: thumbd's hit runs are measured while `/metrics` is scraped every second "
       f"(a background curl loop, as a Prometheus would): {env.get('metrics_scrapes', NA)}.")
-    P(f"- Durations: hit {env.get('hit_seconds', NA)} s per wrk run, cold/floor/new-size "
+    P(f"- Durations: hit {env.get('hit_seconds', NA)} s per wrk run"
+      + (f" × {env['hit_slices']} interleaved slices per side and round" if env.get("hit_slices") else "")
+      + ", cold/floor/new-size "
       f"{env.get('miss_seconds', NA)} s, memory {env.get('memory_runs', NA)} × {env.get('memory_seconds', NA)} s; "
-      f"ab {env.get('ab_requests', NA)} requests at -c {env.get('ab_concurrency', NA)}. Cold/new-size/memory "
+      f"ab {env.get('ab_requests', NA)} requests at -c {env.get('ab_concurrency', NA)}"
+      + (f" × {env['ab_slices']} interleaved slices per side and round" if env.get("ab_slices") else "")
+      + ". Cold/new-size/memory "
       f"concurrency {env.get('cold_connections', NA)} (= 2 × cores: every worker busy plus one queued each).")
     P(f"- Whole measurement (all rounds + memory mode): {env.get('bench_seconds', NA)} s. Load average "
       f"(1/5/15 min) at the start {env.get('loadavg_start', NA)}, at the end {env.get('loadavg_end', NA)}: "
@@ -372,6 +438,14 @@ def main():
           f"({share * 100:.0f} %). "
           + ("**Other work was running: the figures are disturbed (column 'other CPU s', ⚠ > 5 % of the "
              "machine).**" if share > 0.05 else "The machine was otherwise quiet."))
+    stl = [(r["steal_share"], r["wall_s"]) for r in runs if r.get("steal_share") is not None and r.get("wall_s")]
+    if stl:
+        share = sum(v * w for v, w in stl) / sum(w for _, w in stl)
+        worst = max(v for v, _ in stl)
+        P(f"- Steal (CPU time the hypervisor gave to other guests, `/proc/stat`, not counted in other CPU) "
+          f"over all runs: {share * 100:.0f} % of the cores' time, {worst * 100:.0f} % in the worst run "
+          "(column 'steal %', ⚠ > 5 %). It rises with this guest's own load: while figures move with it, "
+          "only a reference measured beside them in the same round means anything.")
     if env.get("skip_build") == "1":
         P(f"- **SKIP_BUILD=1**: thumbd was not rebuilt; the binary was built at "
           f"{env.get('thumbd_binary_mtime', NA)}, so the commit above may not be what ran.")
@@ -452,12 +526,12 @@ def main():
                     res = r["res"] or {}
                     rows.append([tg, rnd, fmt(res.get("rps")), fmt(res.get("p50_ms"), 2), fmt(res.get("p99_ms"), 2),
                                  fmt(r["cpu_ms"], 3), fmt(r["rss_mib"], 0) if tg != "nginx" else "",
-                                 fmt(res.get("requests"), 0), errs(res, r), other(r)])
+                                 fmt(res.get("requests"), 0), errs(res, r), other(r), steal(r)])
                 else:
                     rows.append([f"**{tg}**", "median", fmt(m(mode, tg)), fmt(m(mode, tg, "p50_ms"), 2),
                                  fmt(m(mode, tg, "p99_ms"), 2), fmt(m(mode, tg, "cpu_ms"), 3),
                                  fmt(max([v for v in pick(mode, tg, None, "rss_mib") if v is not None], default=None), 0)
-                                 if tg != "nginx" else "", "", "", ""])
+                                 if tg != "nginx" else "", "", "", "", ""])
         return rows
 
     def other(r):
@@ -466,6 +540,10 @@ def main():
             return NA
         flag = " ⚠" if r.get("wall_s") and v > 0.05 * r["wall_s"] * (num(env.get("nproc")) or 1) else ""
         return f"{v:.1f}{flag}"
+
+    def steal(r):
+        v = r.get("steal_share")
+        return NA if v is None else f"{v * 100:.0f}{' ⚠' if v > 0.05 else ''}"
 
     def errs(res, r):
         parts = []
@@ -482,8 +560,8 @@ def main():
         return ", ".join(parts) or "none"
 
     def table(rows, extra_header=""):
-        P("| target | round | req/s | p50 ms | p99 ms | CPU ms/req | peak RSS MiB | requests | errors | other CPU s |")
-        P("|---|---|---|---|---|---|---|---|---|---|")
+        P("| target | round | req/s | p50 ms | p99 ms | CPU ms/req | peak RSS MiB | requests | errors | other CPU s | steal % |")
+        P("|---|---|---|---|---|---|---|---|---|---|---|")
         for row in rows:
             P("| " + " | ".join(row) + " |")
         P()
@@ -499,6 +577,11 @@ def main():
         mode = f"hit-c{c}"
         P(f"## Hit, wrk -t2 -c{c} (keep-alive), every corpus thumbnail in turn")
         P()
+        if env.get("hit_slices"):
+            P(f"Each round runs wrk {env['hit_slices']} times per side for {env.get('hit_seconds', NA)} s, "
+              "interleaved (thumbd, nginx, thumbd, ...); a side's figures sum its slices (req/s = requests ÷ "
+              "seconds, p99 the highest slice's).")
+            P()
         table(run_rows(mode, ("thumbd", "nginx")))
         for rnd in ROUNDS:
             P(f"- round {rnd}: req/s ratio {fmt(ratio(one(mode, 'thumbd', rnd), one(mode, 'nginx', rnd)), 2)}, "
@@ -511,9 +594,18 @@ def main():
 
     P(f"## ab, no keep-alive, one thumbnail (-c {env.get('ab_concurrency', NA)} -n {env.get('ab_requests', NA)})")
     P()
+    if env.get("ab_slices"):
+        P(f"Each round runs ab {env['ab_slices']} times per side, interleaved (thumbd, nginx, thumbd, ...), "
+          "and sums each side's requests and seconds: one ab run is a second or two, and the host's CPU "
+          "swings within seconds.")
+        P()
     table(run_rows("ab", ("thumbd", "nginx")))
     for rnd in ROUNDS:
-        P(f"- round {rnd}: req/s ratio {fmt(ratio(one('ab', 'thumbd', rnd), one('ab', 'nginx', rnd)), 2)}")
+        a, b = one("ab", "thumbd", rnd, "slice_rps"), one("ab", "nginx", rnd, "slice_rps")
+        pairs = ""
+        if a and b and len(a) == len(b) and None not in a + b:
+            pairs = "; its slices, thumbd / nginx req/s: " + ", ".join(f"{x:.0f} / {y:.0f}" for x, y in zip(a, b))
+        P(f"- round {rnd}: req/s ratio {fmt(ratio(one('ab', 'thumbd', rnd), one('ab', 'nginx', rnd)), 2)}{pairs}")
     P(f"- median: req/s ratio {fmt(ratio(m('ab', 'thumbd'), m('ab', 'nginx')), 2)}; "
       f"p99 ratio {fmt(ratio(m('ab', 'thumbd', 'p99_ms'), m('ab', 'nginx', 'p99_ms')), 2)} (ab's p99 is in whole ms)")
     P()

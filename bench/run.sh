@@ -21,16 +21,22 @@ cd "$repo"
 cores="$(nproc)"
 QUICK="${QUICK:-0}"
 if [ "$QUICK" = 1 ]; then
-  : "${HIT_SECONDS:=3}" "${MISS_SECONDS:=5}" "${MEMORY_SECONDS:=5}" "${AB_REQUESTS:=2000}"
+  : "${HIT_SECONDS:=2}" "${MISS_SECONDS:=5}" "${MEMORY_SECONDS:=5}" "${AB_REQUESTS:=2000}"
+  : "${HIT_SLICES:=2}" "${AB_SLICES:=2}"
 fi
 # Three rounds, not two: this machine's CPU time per unit of work drifts by 10-15 % over minutes,
 # so one disturbed round decided a median of two; a median of three outvotes it.
 ROUNDS="${ROUNDS:-3}"
-HIT_SECONDS="${HIT_SECONDS:-20}"          # each wrk run of the hit mode (±10 % noise per 10-s run here)
+HIT_SECONDS="${HIT_SECONDS:-5}"           # each wrk slice of the hit modes
+HIT_SLICES="${HIT_SLICES:-4}"             # slices per side and round, interleaved like ab's (below)
 MISS_SECONDS="${MISS_SECONDS:-30}"        # each cold-miss / floor / new-size run
 MEMORY_SECONDS="${MEMORY_SECONDS:-120}"   # each of the memory-mode runs
 MEMORY_RUNS="${MEMORY_RUNS:-3}"
-AB_REQUESTS="${AB_REQUESTS:-20000}"
+AB_REQUESTS="${AB_REQUESTS:-10000}"      # per ab slice
+# ab runs are a second or two each, and on a shared host the CPU the hypervisor lends us swings
+# by 2-3x within seconds (see bench/README.md): a round's ab is AB_SLICES short runs of each side,
+# interleaved thumbd, nginx, thumbd, ..., summed per side, so both meet the same host.
+AB_SLICES="${AB_SLICES:-5}"
 AB_CONCURRENCY="${AB_CONCURRENCY:-8}"
 HIT_WIDTH="${HIT_WIDTH:-300}"
 HIT_CONNECTIONS="${HIT_CONNECTIONS:-8 64}"
@@ -147,7 +153,11 @@ cpu_ticks() {
   echo "$total"
 }
 # busy clock ticks of the whole machine (all CPUs) from /proc/stat
-busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+# Busy ticks of the machine (user, nice, system, irq, softirq) and, apart, steal: the time the
+# hypervisor ran someone else on our virtual CPUs. Steal is not other work on this machine, and on
+# a shared host it rises with our own load, so the report shows it in its own column.
+busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
+steal_ticks() { awk '$1 == "cpu" {print $9; exit}' /proc/stat; }
 nginx_pids() { echo "$nginx_pid $(ps -o pid= --ppid "$nginx_pid" | tr '\n' ' ')"; }
 vm_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 
@@ -223,6 +233,8 @@ measure() {
   local load0 b0 b1 tf="$raw/$id.time"
   load0="$(cut -d' ' -f1-3 /proc/loadavg)"
   b0="$(busy_ticks)"
+  local st0 st1
+  st0="$(steal_ticks)"
   start="$(date +%s.%N)"
   log "round $round  $mode  $target"
   local rc=0
@@ -230,6 +242,7 @@ measure() {
   { TIMEFORMAT='%U %S'; time "$@" >"$raw/$id.out" 2>"$raw/$id.err"; } 2>"$tf" || rc=$?
   end="$(date +%s.%N)"
   b1="$(busy_ticks)"
+  st1="$(steal_ticks)"
   # shellcheck disable=SC2086
   c1="$(cpu_ticks $t_pids)"
   local n1 t1 s1
@@ -254,6 +267,8 @@ measure() {
     echo "clk_tck=$clk_tck"
     echo "loadavg_before=$load0"
     echo "machine_busy_ticks=$((b1 - b0))"
+    echo "machine_steal_ticks=$((st1 - st0))"
+    echo "slice=${SLICE:-}"
     echo "command_cpu_seconds=$(awk '{print $1 + $2}' "$tf" 2>/dev/null)"
     echo "thumbd_peak_rss_kb=$(cat "$raw/$id.rss" 2>/dev/null || echo)"
     echo "rss_pid=$rss_pid"
@@ -451,18 +466,24 @@ load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
   [ "$round" = 1 ] || rewarm_hits
   for c in $HIT_CONNECTIONS; do
-    with_scrapes measure "$round" "hit-c$c" thumbd "r$round-hit-c$c-thumbd" -- \
-      "${wrk_hit[@]}" -c"$c" "$thumbd" -- "$work/lists/hit-thumbd.txt"
-    measure "$round" "hit-c$c" nginx "r$round-hit-c$c-nginx" -- \
-      "${wrk_hit[@]}" -c"$c" "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
+    for k in $(seq "$HIT_SLICES"); do
+      SLICE=$k with_scrapes measure "$round" "hit-c$c" thumbd "r$round-hit-c$c-thumbd-s$k" -- \
+        "${wrk_hit[@]}" -c"$c" "$thumbd" -- "$work/lists/hit-thumbd.txt"
+      SLICE=$k measure "$round" "hit-c$c" nginx "r$round-hit-c$c-nginx-s$k" -- \
+        "${wrk_hit[@]}" -c"$c" "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
+    done
   done
   # signed hit: the second thumbd (--signing-keys), every request with a valid &sig=
-  measure "$round" signed-hit-c8 thumbd-signed "r$round-signed-hit-c8-thumbd-signed" -- \
-    "${wrk_hit[@]}" -c8 "$signed" -- "$work/lists/hit-signed.txt"
-  measure "$round" signed-hit-c8 nginx "r$round-signed-hit-c8-nginx" -- \
-    "${wrk_hit[@]}" -c8 "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
-  measure "$round" ab thumbd "r$round-ab-thumbd" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "$thumbd$ab_thumbd_path"
-  measure "$round" ab nginx "r$round-ab-nginx" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
+  for k in $(seq "$HIT_SLICES"); do
+    SLICE=$k measure "$round" signed-hit-c8 thumbd-signed "r$round-signed-hit-c8-thumbd-signed-s$k" -- \
+      "${wrk_hit[@]}" -c8 "$signed" -- "$work/lists/hit-signed.txt"
+    SLICE=$k measure "$round" signed-hit-c8 nginx "r$round-signed-hit-c8-nginx-s$k" -- \
+      "${wrk_hit[@]}" -c8 "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
+  done
+  for k in $(seq "$AB_SLICES"); do
+    SLICE=$k measure "$round" ab thumbd "r$round-ab-thumbd-s$k" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "$thumbd$ab_thumbd_path"
+    SLICE=$k measure "$round" ab nginx "r$round-ab-nginx-s$k" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
+  done
 
   measure "$round" cold thumbd "r$round-cold-thumbd" -- \
     "${wrk_miss[@]}" -d"${MISS_SECONDS}s" "$thumbd" -- cold "$work/lists/names.txt" "$origin" "$runtag-r$round" "$WRK_THREADS"
@@ -536,6 +557,8 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "memory_runs=$MEMORY_RUNS"
   echo "ab_requests=$AB_REQUESTS"
   echo "ab_concurrency=$AB_CONCURRENCY"
+  echo "ab_slices=$AB_SLICES"
+  echo "hit_slices=$HIT_SLICES"
   echo "cold_connections=$COLD_CONNECTIONS"
   echo "wrk_threads=$WRK_THREADS"
   echo "hit_width=$HIT_WIDTH"
