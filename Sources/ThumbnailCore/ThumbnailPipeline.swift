@@ -167,6 +167,17 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         return variant
     }
 
+    /// The clock freshness runs by: what a host compares `preparedValidUntil` with when it serves
+    /// a variant it kept (see `countKeptHit`).
+    @inlinable
+    public var clockNow: ContinuousClock.Instant { now() }
+
+    /// Counts a hit the host served from a variant it kept from `cachedVariant` instead of asking
+    /// again: the variant's prepared form told it the entry is still cached (`PreparedForm.leftCache`
+    /// had not been called) and `clockNow` was before its `preparedValidUntil`. No lock. The host
+    /// asks `cachedVariant` again every so often, which keeps the entry's place in the recency order.
+    public func countKeptHit() { cache.countHit(.variant) }
+
     /// Finds or makes the variant. `completion` runs once, on any thread (at once, on the caller's,
     /// for a hit). With `onlyIfCached`, a miss is answered `notCached` without any work.
     public func thumbnail(

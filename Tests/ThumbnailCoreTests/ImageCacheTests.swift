@@ -208,6 +208,60 @@ extension String {
     }
 }
 
+/// A cache value that counts how often the cache said its entry left (`leftCache`).
+final class DepartingBlob: CacheCosted, Sendable {
+    let payloadBytes: Int
+    private let departures = Mutex(0)
+    var left: Int { departures.withLock { $0 } }
+    init(_ payloadBytes: Int) { self.payloadBytes = payloadBytes }
+    func leftCache() { departures.withLock { $0 += 1 } }
+}
+
+extension ImageCacheTests {
+    /// A host that serves from a reference it kept must learn that the entry is gone, whichever
+    /// way it went: evicted, removed, replaced by an insert or in place, purged with its source.
+    @Test func everyWayOutOfTheCacheTellsTheValueOnce() {
+        let cache = ImageCache<DepartingBlob>(budget: 80_000)
+        let size = cache.maxEntryCost - ImageCache<DepartingBlob>.perEntryOverhead
+        let evicted = DepartingBlob(size)
+        cache.insert(evicted, forKey: "evicted".key)
+        let removed = DepartingBlob(size)
+        cache.insert(removed, forKey: "removed".key)
+        let overwritten = DepartingBlob(size)
+        cache.insert(overwritten, forKey: "overwritten".key)
+        let replaced = DepartingBlob(size)
+        cache.insert(replaced, forKey: "replaced".key)
+        let purged = DepartingBlob(size)
+        let source = try! SourceURL(parsing: "http://cache.example/purged")
+        cache.insert(purged, forKey: .original(source))
+        let stays = DepartingBlob(size)
+        cache.insert(stays, forKey: "stays".key)
+        for blob in [evicted, removed, overwritten, replaced, purged, stays] { #expect(blob.left == 0) }
+
+        cache.removeValue(forKey: "removed".key)
+        cache.insert(DepartingBlob(size), forKey: "overwritten".key)
+        #expect(cache.replaceValue(DepartingBlob(size), forKey: "replaced".key) { $0 === replaced })
+        #expect(cache.removeAll(of: source).entries == 1)
+        _ = cache.value(forKey: "stays".key)
+        for filler in ["f1", "f2", "f3", "f4", "f5", "f6"] { cache.insert(DepartingBlob(size), forKey: filler.key) }
+        #expect(cache.peek("evicted".key) == nil)
+        for blob in [evicted, removed, overwritten, replaced, purged] { #expect(blob.left == 1) }
+        #expect(cache.peek("stays".key) != nil)
+        #expect(stays.left == 0)
+    }
+
+    @Test func hitsCountedOutsideTheLookupAreInTheMetrics() {
+        let cache = ImageCache<Blob>(budget: 80_000)
+        cache.insert(image(100), forKey: "a".key)
+        _ = cache.value(forKey: "a".key)
+        cache.countHit(.variant)
+        cache.countHit(.variant)
+        #expect(cache.metrics[.original].hits == 1)
+        #expect(cache.metrics[.variant].hits == 2)
+        #expect(cache.metrics.total.hits == 3)
+    }
+}
+
 /// Counts the `TrackedBlob` values that went away.
 final class ReleaseCounter: Sendable {
     private let value = Mutex(0)

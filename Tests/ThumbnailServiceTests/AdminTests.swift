@@ -56,6 +56,24 @@ import Testing
         try expectProblem(try await h.get("/cache?url=\(source)", Self.auth), 405)
     }
 
+    /// Hits after the first are served from the responses the memo kept, without the cache's
+    /// lookup; they are still counted as variant hits, and a purge ends them at once.
+    @Test func keptHitsAreCountedAndEndWithAPurge() async throws {
+        let photo = Fixtures.jpeg(width: 640, height: 480)
+        let h = try Harness(routes: ["/p.jpg": .ok(photo)]) { $0.access.adminToken = Self.token }
+        let target = h.thumb("/p.jpg", "w=120")
+        #expect(try await h.get(target).header("x-cache") == "miss")
+        for _ in 0..<4 { #expect(try await h.get(target).header("x-cache") == "hit") }
+        let kinds = try #require(
+            try json(try await h.get("/cache/stats", Self.auth))["kinds"] as? [String: [String: Int]])
+        #expect(kinds["variant"]?["hits"] == 4)
+        let source = Harness.encode(h.origin.url("/p.jpg"))
+        #expect(try await h.get("/cache?url=\(source)", Self.auth, method: "DELETE").status == 200)
+        #expect(try await h.get(target).header("x-cache") == "miss")
+        #expect(h.origin.requestCount(path: "/p.jpg") == 2)
+        #expect(try await h.get(target).header("x-cache") == "hit")
+    }
+
     func json(_ response: TestHTTPResponse) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     }

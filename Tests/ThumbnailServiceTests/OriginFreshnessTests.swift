@@ -51,6 +51,24 @@ import Testing
         #expect(h.app.pipeline.metrics.renders.thumbnails == renders)
     }
 
+    /// Hits served from the memo's kept responses (every hit after the first) still end when
+    /// their promise would outlive the original's freshness, and when the original goes stale.
+    @Test func keptHitsEndWithTheirPromise() async throws {
+        let h = try Self.harness(.cacheable(Self.photo, etag: "\"v1\"", cacheControl: "max-age=120"))
+        let target = h.thumb("/p.jpg", "w=100")
+        #expect(try await h.get(target).header("cache-control") == "public, max-age=105")
+        for _ in 0..<3 { #expect(try await h.get(target).header("cache-control") == "public, max-age=105") }
+        h.monotonic.advance(.seconds(30))
+        let shorter = try await h.get(target)
+        #expect(shorter.header("x-cache") == "hit")
+        let promised = try #require(shorter.header("cache-control"))
+        #expect(promised != "public, max-age=105")
+        for _ in 0..<3 { #expect(try await h.get(target).header("cache-control") == promised) }
+        h.monotonic.advance(.seconds(91))
+        #expect(try await h.get(target).header("x-cache") == "revalidated")
+        #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
+    }
+
     @Test func lastModifiedAloneIsRevalidatedWithIfModifiedSince() async throws {
         let date = "Sun, 06 Nov 1994 08:49:37 GMT"
         let h = try Self.harness(.cacheable(Self.photo, lastModified: date, cacheControl: "max-age=60"))

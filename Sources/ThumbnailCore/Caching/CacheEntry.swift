@@ -17,6 +17,10 @@ public enum CacheEntry<Decoded: Sendable, Prepared: PreparedForm>: CacheCosted {
         case .variant(let variant): variant.image.bytes.count + variant.prepared.residentBytes
         }
     }
+
+    public func leftCache() {
+        if case .variant(let variant) = self { variant.prepared.leftCache() }
+    }
 }
 
 /// An encoded thumbnail as cached: the image, a fingerprint of its bytes, the host's prepared

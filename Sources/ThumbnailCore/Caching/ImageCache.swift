@@ -49,6 +49,8 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     private typealias State = CacheState
 
     private let state: Mutex<CacheState>
+    /// Hits the host served from a reference it kept (`countHit`), by kind: added to `metrics`.
+    private let keptHits = AtomicCounters(count: CacheKind.allCases.count)
 
     public init(budget: Int) {
         self.budget = max(0, budget)
@@ -138,6 +140,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
             let node = unsafeDowncast(found, to: Node.self)
             guard isCurrent(node.value) else { return nil }
             defer { node.value = value }
+            node.value.leftCache()
             return node.value
         }
         // Released outside the lock, like everything the cache lets go of.
@@ -162,7 +165,13 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         }
     }
 
-    public var metrics: CacheMetrics { state.withLock { $0.metrics } }
+    public func countHit(_ kind: CacheKind) { keptHits.add(kind.index) }
+
+    public var metrics: CacheMetrics {
+        var metrics = state.withLock { $0.metrics }
+        for kind in CacheKind.allCases { metrics[kind].hits += keptHits[kind.index] }
+        return metrics
+    }
 
     /// Whether `key` is in the protected segment (for tests of the policy).
     func isProtected(_ key: CacheKey) -> Bool {
@@ -229,6 +238,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     /// Unlinks a node already removed from `nodes` and takes it off the accounting.
     private static func forget(_ node: CacheNode, _ state: inout State) {
+        value(of: node).leftCache()
         unlink(node, &state)
         let source = node.key.source
         state.bySource[source]?.remove(node.key)

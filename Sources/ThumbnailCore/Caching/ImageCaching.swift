@@ -2,6 +2,14 @@
 public protocol CacheCosted: Sendable {
     /// Payload bytes (the cache adds a fixed per-entry overhead).
     var payloadBytes: Int { get }
+    /// Called once when the entry holding this value leaves the cache (evicted, removed, purged,
+    /// replaced), under the cache's lock: setting a flag, nothing more. What the host serves from
+    /// outside the cache (`PreparedForm`) learns here that it must not be served any longer.
+    func leftCache()
+}
+
+extension CacheCosted {
+    public func leftCache() {}
 }
 
 /// The memory cache the pipeline keeps originals, decoded copies and variants in. The default is
@@ -25,6 +33,9 @@ public protocol ImageCaching<Value>: Sendable {
     /// Removes every entry of `source` (its original, decoded copy and all variants); returns
     /// how many and their cost.
     @discardableResult func removeAll(of source: SourceURL) -> CacheRemoval
+    /// Counts a hit of `kind` served without `value(forKey:)` (from a reference the host kept,
+    /// still in the cache): no lock, no reordering.
+    func countHit(_ kind: CacheKind)
     /// The counters, by kind, and the budget.
     var metrics: CacheMetrics { get }
 }

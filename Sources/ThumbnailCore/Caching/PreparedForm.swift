@@ -7,4 +7,10 @@ public protocol PreparedForm: Sendable {
     /// Bytes held, allocator overhead included. The same for every preparation of one variant:
     /// a renewed promise replaces the entry in place, at the same cost.
     var residentBytes: Int { get }
+    /// Its entry left the cache (see `CacheCosted.leftCache`): a flag, set under the cache's lock.
+    func leftCache()
+}
+
+extension PreparedForm {
+    public func leftCache() {}
 }

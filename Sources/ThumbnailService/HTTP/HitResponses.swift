@@ -15,6 +15,13 @@ public final class HitResponses: PreparedForm {
     let etag: String
     private let mediaType: String
     private let cacheControl: String
+    /// True while the cache entry holding these is in the cache: a kept reference (`TargetMemo`)
+    /// may serve them only then. Cleared by the cache, under its lock, when the entry leaves.
+    private let cached = Atomic<Bool>(true)
+
+    var isCached: Bool { cached.load(ordering: .acquiring) }
+
+    public func leftCache() { cached.store(false, ordering: .releasing) }
 
     init(_ image: EncodedImage, fingerprint: UInt64, cacheControl: String) {
         etag = ETag.strong(fingerprint: fingerprint)
@@ -67,18 +74,64 @@ public final class HitResponses: PreparedForm {
 /// With signed URLs only targets whose signature was checked are remembered, with their `exp`:
 /// the signature of one exact target never changes (the keys are fixed for the process), so a
 /// remembered target skips the HMAC, but its expiry is checked on every hit.
+///
+/// A target found in the cache also keeps, for up to `keptFor`, a weak reference to the hit
+/// responses it was answered with (`Kept`): the hits after it are served from that, without the
+/// cache's lock and lookup, while the entry is still cached (`HitResponses.isCached`, cleared by
+/// the cache when it evicts, purges or replaces the entry) and its prepared form still true
+/// (`preparedValidUntil`). Weak, so the memo never holds a thumbnail the cache let go of: its
+/// memory stays the cache's budget. Once `keptFor` has passed the next hit asks the cache again,
+/// which renews the entry's place in the recency order (memcached likewise moves an item at most
+/// once a minute): a hot thumbnail touches the cache once a second, not on every hit.
 final class TargetMemo: Sendable {
     struct Entry: Sendable {
         let key: CacheKey
         let expires: Int?
+        var kept: Kept?
     }
+
+    /// What a hit needs from a variant it was found as: its responses (weak) and its size.
+    struct Kept: Sendable {
+        weak var responses: HitResponses?
+        let bytes: Int
+        /// Until when it may be served without asking the cache: the earlier of the prepared
+        /// form's own end and `keptFor` from when it was found.
+        let until: ContinuousClock.Instant
+    }
+
+    /// How long a hit may be served from a kept reference before the cache is asked again.
+    static let keptFor = Duration.seconds(1)
 
     private let table = Mutex<[String: Entry]>([:])
     let capacity: Int
 
     init(capacity: Int = 8192) { self.capacity = capacity }
 
-    func entry(for target: String) -> Entry? { table.withLock { $0[target] } }
+    /// The kept responses of `target`, when they may still be served at `now`, with its `exp` and
+    /// byte count; otherwise what is remembered of it (its key), or nothing.
+    func lookup(_ target: String, now: ContinuousClock.Instant) -> Lookup {
+        table.withLock { table in
+            guard let entry = table[target] else { return .none }
+            if let kept = entry.kept, now < kept.until, let responses = kept.responses, responses.isCached {
+                return .kept(responses, bytes: kept.bytes, expires: entry.expires)
+            }
+            return .remembered(key: entry.key, expires: entry.expires)
+        }
+    }
+
+    enum Lookup {
+        case kept(HitResponses, bytes: Int, expires: Int?)
+        case remembered(key: CacheKey, expires: Int?)
+        case none
+    }
+
+    /// Keeps `variant`, found in the cache at `now` under `target`'s remembered key.
+    func keep(_ target: String, _ variant: CachedVariant<HitResponses>, now: ContinuousClock.Instant) {
+        let kept = Kept(
+            responses: variant.prepared, bytes: variant.image.bytes.count,
+            until: min(variant.preparedValidUntil, now + Self.keptFor))
+        table.withLock { table in table[target]?.kept = kept }
+    }
 
     func remember(_ target: String, key: CacheKey, expires: Int? = nil) {
         guard target.utf8.count <= 2048 else { return }

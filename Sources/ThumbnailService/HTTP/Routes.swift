@@ -164,11 +164,23 @@ final class Routes: Sendable {
     /// and takes the full path.
     private func fastHit(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Bool {
         guard request.path == "/thumb", request.method == "GET" || request.method == "HEAD", !request.hasBody,
-            let remembered = memo.entry(for: request.target), !hasExpired(remembered.expires),
-            let variant = pipeline.cachedVariant(remembered.key)
+            request.version != "HTTP/1.1" || request.header("host") != nil
         else { return false }
-        guard request.version != "HTTP/1.1" || request.header("host") != nil else { return false }
-        let hit = variant.prepared
+        let now = pipeline.clockNow
+        let hit: HitResponses
+        let bytes: Int
+        switch memo.lookup(request.target, now: now) {
+        case .kept(let responses, let size, let expires):
+            guard !hasExpired(expires) else { return false }
+            pipeline.countKeptHit()
+            (hit, bytes) = (responses, size)
+        case .remembered(let key, let expires):
+            guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return false }
+            memo.keep(request.target, variant, now: now)
+            (hit, bytes) = (variant.prepared, variant.image.bytes.count)
+        case .none:
+            return false
+        }
         let notModified = hit.isNotModified(ifNoneMatch: request.header("if-none-match"))
         let prepared = notModified ? hit.notModified : hit.ok
         // Counted before it is sent, so a client that has its answer knows it was counted.
@@ -180,7 +192,7 @@ final class Routes: Sendable {
             .init(
                 requestID: ids.next(incoming: request.header("x-request-id")), method: request.method, route: "/thumb",
                 status: prepared.status,
-                bytes: notModified || request.method == "HEAD" ? 0 : variant.image.bytes.count,
+                bytes: notModified || request.method == "HEAD" ? 0 : bytes,
                 startNanos: start, cache: "hit", error: nil))
         return true
     }
