@@ -76,7 +76,7 @@ public final class HitResponses: PreparedForm {
 /// remembered target skips the HMAC, but its expiry is checked on every hit.
 ///
 /// A target found in the cache also keeps, for up to `keptFor`, a weak reference to the hit
-/// responses it was answered with (`Kept`): the hits after it are served from that, without the
+/// responses it was answered with (`Entry.kept`): the hits after it are served from that, without the
 /// cache's lock and lookup, while the entry is still cached (`HitResponses.isCached`, cleared by
 /// the cache when it evicts, purges or replaces the entry) and its prepared form still true
 /// (`preparedValidUntil`). Weak, so the memo never holds a thumbnail the cache let go of: its
@@ -84,19 +84,23 @@ public final class HitResponses: PreparedForm {
 /// which renews the entry's place in the recency order (memcached likewise moves an item at most
 /// once a minute): a hot thumbnail touches the cache once a second, not on every hit.
 final class TargetMemo: Sendable {
-    struct Entry: Sendable {
+    /// A remembered target. A class, so that a lookup reads it in place: copying a value with a
+    /// weak reference out of the table cost a weak-reference copy and destroy per hit. Its `kept`
+    /// fields change only under the memo's lock.
+    final class Entry: @unchecked Sendable {
         let key: CacheKey
         let expires: Int?
-        var kept: Kept?
-    }
+        /// The responses it was last found with (weak), their body's size, and until when they
+        /// may be served without asking the cache: the earlier of the prepared form's own end and
+        /// `keptFor` from when it was found.
+        weak var kept: HitResponses?
+        var keptBytes = 0
+        var keptUntil: ContinuousClock.Instant?
 
-    /// What a hit needs from a variant it was found as: its responses (weak) and its size.
-    struct Kept: Sendable {
-        weak var responses: HitResponses?
-        let bytes: Int
-        /// Until when it may be served without asking the cache: the earlier of the prepared
-        /// form's own end and `keptFor` from when it was found.
-        let until: ContinuousClock.Instant
+        init(key: CacheKey, expires: Int?) {
+            self.key = key
+            self.expires = expires
+        }
     }
 
     /// How long a hit may be served from a kept reference before the cache is asked again.
@@ -112,8 +116,8 @@ final class TargetMemo: Sendable {
     func lookup(_ target: String, now: ContinuousClock.Instant) -> Lookup {
         table.withLock { table in
             guard let entry = table[target] else { return .none }
-            if let kept = entry.kept, now < kept.until, let responses = kept.responses, responses.isCached {
-                return .kept(responses, bytes: kept.bytes, expires: entry.expires)
+            if let until = entry.keptUntil, now < until, let responses = entry.kept, responses.isCached {
+                return .kept(responses, bytes: entry.keptBytes, expires: entry.expires)
             }
             return .remembered(key: entry.key, expires: entry.expires)
         }
@@ -127,10 +131,13 @@ final class TargetMemo: Sendable {
 
     /// Keeps `variant`, found in the cache at `now` under `target`'s remembered key.
     func keep(_ target: String, _ variant: CachedVariant<HitResponses>, now: ContinuousClock.Instant) {
-        let kept = Kept(
-            responses: variant.prepared, bytes: variant.image.bytes.count,
-            until: min(variant.preparedValidUntil, now + Self.keptFor))
-        table.withLock { table in table[target]?.kept = kept }
+        let until = min(variant.preparedValidUntil, now + Self.keptFor)
+        table.withLock { table in
+            guard let entry = table[target] else { return }
+            entry.kept = variant.prepared
+            entry.keptBytes = variant.image.bytes.count
+            entry.keptUntil = until
+        }
     }
 
     func remember(_ target: String, key: CacheKey, expires: Int? = nil) {

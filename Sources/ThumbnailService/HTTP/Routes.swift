@@ -184,16 +184,17 @@ final class Routes: Sendable {
         let notModified = hit.isNotModified(ifNoneMatch: request.header("if-none-match"))
         let prepared = notModified ? hit.notModified : hit.ok
         // Counted before it is sent, so a client that has its answer knows it was counted.
+        let elapsed = DispatchTime.now().uptimeNanoseconds &- start
         requestMetrics.record(
             route: RequestMetrics.thumbRoute, method: request.method, status: prepared.status,
-            outcome: RequestMetrics.hitOutcome, startNanos: start)
+            outcome: RequestMetrics.hitOutcome, elapsedNanos: elapsed)
         responder.respond(HTTPResponse(prepared: prepared))
         log.record(
             .init(
                 requestID: ids.next(incoming: request.header("x-request-id")), method: request.method, route: "/thumb",
                 status: prepared.status,
                 bytes: notModified || request.method == "HEAD" ? 0 : bytes,
-                startNanos: start, cache: "hit", error: nil))
+                elapsedNanos: elapsed, cache: "hit", error: nil))
         return true
     }
 
@@ -342,14 +343,15 @@ final class Routes: Sendable {
         case .bytes(let body): size = body.count
         case .buffer(let buffer, _): size = buffer.count
         }
+        let elapsed = DispatchTime.now().uptimeNanoseconds &- exchange.start
         requestMetrics.record(
             route: RequestMetrics.routeIndex(exchange.route), method: exchange.request.method, status: response.status,
-            outcome: RequestMetrics.outcomeIndex(cache), startNanos: exchange.start)
+            outcome: RequestMetrics.outcomeIndex(cache), elapsedNanos: elapsed)
         exchange.responder.respond(response)
         log.record(
             .init(
                 requestID: exchange.id, method: exchange.request.method, route: exchange.route, status: response.status,
-                bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), startNanos: exchange.start,
+                bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), elapsedNanos: elapsed,
                 cache: cache,
                 error: error))
     }

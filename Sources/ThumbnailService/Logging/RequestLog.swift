@@ -57,7 +57,9 @@ public final class RequestLog: Sendable {
         public var route: String
         public var status: Int
         public var bytes: Int
-        public var startNanos: UInt64
+        /// From the request's arrival to its answer, on the monotonic clock (the caller reads it
+        /// once for this line and the request's metrics).
+        public var elapsedNanos: UInt64
         public var cache: String
         public var error: String?
     }
@@ -66,7 +68,7 @@ public final class RequestLog: Sendable {
     /// intermediate strings: this runs for every hit, tens of thousands of times a second).
     public func record(_ entry: Entry) {
         guard enabled else { return }
-        let elapsedMicros = (DispatchTime.now().uptimeNanoseconds &- entry.startNanos) / 1000
+        let elapsedMicros = entry.elapsedNanos / 1000
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let size = LogLine.withScratch(capacity: Self.lineCapacity) { line -> Int in

@@ -45,8 +45,9 @@ final class RequestMetrics: Sendable {
     }
 
     /// One answered request. `route` and `outcome` are indexes (`routeIndex`, `outcomeIndex`).
-    func record(route: Int, method: String, status: Int, outcome: Int, startNanos: UInt64) {
-        let elapsed = DispatchTime.now().uptimeNanoseconds &- startNanos
+    /// `elapsedNanos`: from the request's arrival to its answer (the caller's one clock read,
+    /// shared with the log line).
+    func record(route: Int, method: String, status: Int, outcome: Int, elapsedNanos elapsed: UInt64) {
         let statusSlot = status >= 0 && status < statusSlots.count ? Int(statusSlots[status]) : 0
         let methodSlot = Self.methodIndex(method)
         requests.add(((route * methodCount + methodSlot) * statusCount + statusSlot) * outcomeCount + outcome)
