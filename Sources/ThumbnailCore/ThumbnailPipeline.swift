@@ -104,7 +104,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     let sourceFlights = Flights<Original>()
     /// One revalidation per source at a time (keyed by the source's original key).
     let revalidations = Flights<Revalidation>()
-    /// Miss-path counters only: a hit counts inside the cache's own lock.
+    /// Miss-path counters only: a hit counts inside the cache's own lock, or, served from a
+    /// variant the host kept, with one atomic add (`countKeptHit`).
     let counters = Mutex<
         (
             fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int, stale: Int,

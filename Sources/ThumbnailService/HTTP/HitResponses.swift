@@ -112,10 +112,10 @@ final class TargetMemo: Sendable {
     init(capacity: Int = 8192) { self.capacity = capacity }
 
     /// The kept responses of `target`, when they may still be served at `now`, with its `exp` and
-    /// byte count; otherwise what is remembered of it (its key), or nothing.
-    func lookup(_ target: String, now: ContinuousClock.Instant) -> Lookup {
+    /// byte count; otherwise what is remembered of it (its key); nil when it is not remembered.
+    func lookup(_ target: String, now: ContinuousClock.Instant) -> Lookup? {
         table.withLock { table in
-            guard let entry = table[target] else { return .none }
+            guard let entry = table[target] else { return nil }
             if let until = entry.keptUntil, now < until, let responses = entry.kept, responses.isCached {
                 return .kept(responses, bytes: entry.keptBytes, expires: entry.expires)
             }
@@ -126,7 +126,6 @@ final class TargetMemo: Sendable {
     enum Lookup {
         case kept(HitResponses, bytes: Int, expires: Int?)
         case remembered(key: CacheKey, expires: Int?)
-        case none
     }
 
     /// Keeps `variant`, found in the cache at `now` under `target`'s remembered key.

@@ -178,7 +178,7 @@ final class Routes: Sendable {
             guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return false }
             memo.keep(request.target, variant, now: now)
             (hit, bytes) = (variant.prepared, variant.image.bytes.count)
-        case .none:
+        case nil:
             return false
         }
         let notModified = hit.isNotModified(ifNoneMatch: request.header("if-none-match"))
