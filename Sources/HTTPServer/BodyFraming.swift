@@ -9,10 +9,6 @@ struct BodyFraming {
 
     init() {}
 
-    init(_ headers: [(name: String, value: String)]) {
-        for field in headers { add(name: field.name.utf8, value: field.value.utf8) }
-    }
-
     mutating func add(name: some Collection<UInt8>, value: some Collection<UInt8>) {
         if Self.equalsIgnoringCase(name, "content-length") {
             contentLengths += 1

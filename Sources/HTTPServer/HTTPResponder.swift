@@ -39,11 +39,13 @@ public final class HTTPResponder: @unchecked Sendable {
     let target: String?
     /// The per-connection state (head deadline), looked up on the first access-handler call.
     var connectionState: ConnectionState?
-    /// The request, read on the first access-handler call and handed to the handler on the call
-    /// that dispatches it.
+    /// The request handed to the handler: read on the access-handler call that dispatches it (the
+    /// first for a request with a body, else the second, if the quick answer declined).
     var request: HTTPRequest?
     var headSeen = false
     var dispatched = false
+    /// Answered by the server's quick answer: the handler never sees it.
+    var answeredQuickly = false
 
     init(core: ServerCore, target: String?) {
         self.core = core

@@ -36,8 +36,11 @@ public final class HTTPServer: @unchecked Sendable {
     private let core: ServerCore
     private let lifecycle = Mutex<Lifecycle>(.idle)
 
+    /// `quickAnswer`, if given, is offered every request without a body that the server accepts
+    /// (not while draining), before `handler`: what it answers, the handler never sees.
     public init(
-        configuration: HTTPServerConfiguration, handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
+        configuration: HTTPServerConfiguration, quickAnswer: QuickAnswer? = nil,
+        handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
     ) {
         self.configuration = configuration
         self.core = ServerCore(
@@ -45,7 +48,7 @@ public final class HTTPServer: @unchecked Sendable {
             limits: HeadLimits(
                 maxTargetBytes: configuration.maxTargetBytes, maxHeadBytes: configuration.maxHeadBytes,
                 maxFields: configuration.maxFields),
-            handler: handler)
+            quickAnswer: quickAnswer, handler: handler)
     }
 
     deinit {

@@ -17,6 +17,7 @@ final class ServerCore: @unchecked Sendable {
     }
 
     let handler: @Sendable (HTTPRequest, HTTPResponder) -> Void
+    let quickAnswer: QuickAnswer?
     let connections = ConnectionRegistry()
     /// Requests handed to the handler whose request-completed notification has not come yet.
     let inFlight = Atomic<Int>(0)
@@ -30,11 +31,12 @@ final class ServerCore: @unchecked Sendable {
     private let limits: HeadLimits
 
     init(
-        keepAliveAllowance: Duration, limits: HeadLimits,
+        keepAliveAllowance: Duration, limits: HeadLimits, quickAnswer: QuickAnswer?,
         handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
     ) {
         self.keepAliveAllowance = max(0, keepAliveAllowance.nanoseconds)
         self.limits = limits
+        self.quickAnswer = quickAnswer
         self.handler = handler
     }
 
@@ -43,11 +45,12 @@ final class ServerCore: @unchecked Sendable {
     /// libmicrohttpd's access handler (see the callbacks in `MHDCallbacks.swift`).
     ///
     /// First call (head complete): mark the head deadline met; refuse what is not acceptable
-    /// HTTP/1.x (``refusal(for:method:target:headers:framing:)``) with a problem answer that closes the
+    /// HTTP/1.x (``refusal(for:method:target:fields:)``) with a problem answer that closes the
     /// connection; a request with a body is handled at once (a response queued later, while body
     /// data is pending, would be dropped silently); otherwise wait for the second call (queueing
-    /// on the first call makes every response `Connection: close`). Body data is discarded. After a
-    /// resume, queue the stored answer.
+    /// on the first call makes every response `Connection: close`), which offers the request to
+    /// the quick answer first and builds the ``HTTPRequest`` for the handler only if that declines.
+    /// Body data is discarded. After a resume, queue the stored answer.
     func access(
         connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>?,
@@ -69,23 +72,28 @@ final class ServerCore: @unchecked Sendable {
                 // Answered before libmicrohttpd read anything: close without a handler.
                 if state.refused.load(ordering: .relaxed) { return .NO }
             }
-            let headers = HTTPRequest.headerFields(of: connection)
-            let framing = BodyFraming(headers)
-            if let refusal = refusal(
-                for: connection, method: method, target: responder.target, headers: headers, framing: framing)
-            {
+            let fields = FieldScan(connection)
+            if let refusal = refusal(for: connection, method: method, target: responder.target, fields: fields) {
                 return queue(refusal.response, on: connection)
             }
-            let hasBody = framing.announcesBody
+            guard fields.framing.announcesBody else { return .YES }
             responder.request = HTTPRequest(
-                url: url, method: method, version: version, target: responder.target, headers: headers,
-                hasBody: hasBody)
-            guard hasBody else { return .YES }
+                url: url, method: method, version: version, target: responder.target,
+                headers: HTTPRequest.headerFields(of: connection), hasBody: true)
             return dispatch(responder, connection: connection)
         }
         if let uploadDataSize, uploadDataSize.pointee > 0 {
             uploadDataSize.pointee = 0
             return .YES
+        }
+        if responder.answeredQuickly { return .YES }
+        if responder.request == nil {
+            if let answer = quickAnswer(connection, url: url, method: method, version: version, responder: responder) {
+                return answer
+            }
+            responder.request = HTTPRequest(
+                url: url, method: method, version: version, target: responder.target,
+                headers: HTTPRequest.headerFields(of: connection), hasBody: false)
         }
         if !responder.dispatched {
             return dispatch(responder, connection: connection)
@@ -96,13 +104,30 @@ final class ServerCore: @unchecked Sendable {
         return .YES
     }
 
+    /// The quick answer's response queued for a request without a body, or nil when there is no
+    /// quick answer, it declines, or the server is draining (the handler's answer then carries
+    /// `Connection: close`). Marks the responder, so a later call cannot answer it again.
+    private func quickAnswer(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?, responder: HTTPResponder
+    ) -> MHD_Result? {
+        guard let quickAnswer, let url, let method, let version, let target = responder.target,
+            !draining.load(ordering: .relaxed)
+        else { return nil }
+        let head = RequestHead(connection: connection, method: method, path: url, version: version, target: target)
+        guard let prepared = quickAnswer(head), let pointer = prepared.pointer else { return nil }
+        responder.answeredQuickly = true
+        return withExtendedLifetime(prepared) {
+            MHD_queue_response(connection, UInt32(clamping: prepared.status), pointer)
+        }
+    }
+
     /// What the server refuses itself, for every request (a connection's first request was also
     /// screened before libmicrohttpd read it, see ``screenFirstBytes(_:)``). libmicrohttpd has
     /// already refused, with its own pages, request lines it cannot parse, versions other than
     /// HTTP/1.x and heads beyond its memory; what is left to check here is what it lets through.
     private func refusal(
-        for connection: OpaquePointer, method: UnsafePointer<CChar>?, target: String?,
-        headers: [(name: String, value: String)], framing: BodyFraming
+        for connection: OpaquePointer, method: UnsafePointer<CChar>?, target: String?, fields: FieldScan
     ) -> HTTPRefusal? {
         guard let method, RequestHeadCheck.isMethod(UnsafeRawBufferPointer(start: method, count: strlen(method)))
         else { return .malformed }
@@ -113,10 +138,10 @@ final class ServerCore: @unchecked Sendable {
         guard RequestHeadCheck.isTarget(target.utf8) else { return .malformed }
         guard cmhd_connection_header_size(connection) <= limits.maxHeadBytes else { return .headTooLarge }
         let arguments = Int(MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil))
-        guard headers.count + arguments <= limits.maxFields else { return .headTooLarge }
+        guard fields.count + arguments <= limits.maxFields else { return .headTooLarge }
         // libmicrohttpd keeps whitespace before the colon in the name ("Content-Length ").
-        guard headers.allSatisfy({ RequestHeadCheck.isFieldName($0.name.utf8) }) else { return .malformed }
-        return framing.isAmbiguous ? .ambiguousFraming : nil
+        guard fields.namesAreTokens else { return .malformed }
+        return fields.framing.isAmbiguous ? .ambiguousFraming : nil
     }
 
     private func dispatch(_ responder: HTTPResponder, connection: OpaquePointer) -> MHD_Result {

@@ -81,9 +81,9 @@ public final class ThumbnailApp: Sendable {
         serverConfiguration.connectionLimit = configuration.server.maxConnections
         serverConfiguration.headTimeout = configuration.server.headTimeout
         serverConfiguration.idleTimeout = configuration.server.idleTimeout
-        self.server = HTTPServer(configuration: serverConfiguration) { request, responder in
-            routes.handle(request, responder)
-        }
+        self.server = HTTPServer(
+            configuration: serverConfiguration, quickAnswer: { routes.quickHit($0) },
+            handler: { request, responder in routes.handle(request, responder) })
         if let address = configuration.server.metricsListen {
             // One polling thread is plenty for a scrape or two a second.
             var metricsConfiguration = serverConfiguration

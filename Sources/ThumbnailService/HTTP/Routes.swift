@@ -63,7 +63,6 @@ final class Routes: Sendable {
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let start = DispatchTime.now().uptimeNanoseconds
-        if fastHit(request, responder, start: start) { return }
         guard let exchange = accept(request, responder, start: start) else { return }
         switch request.path {
         case "/thumb":
@@ -159,43 +158,44 @@ final class Routes: Sendable {
                 body: .bytes(Array(metrics.render().utf8))), cache: "-")
     }
 
-    /// The hot path: a `/thumb` target seen before whose thumbnail is cached, answered with the
-    /// entry's ready-made response. Anything else (first sight, miss, odd request) returns false
-    /// and takes the full path.
-    private func fastHit(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Bool {
-        guard request.path == "/thumb", request.method == "GET" || request.method == "HEAD", !request.hasBody,
-            request.version != "HTTP/1.1" || request.header("host") != nil
-        else { return false }
+    /// The hot path, the server's quick answer: a `/thumb` target seen before whose thumbnail is
+    /// cached, answered with the entry's ready-made response on the polling thread, read from the
+    /// head in place (no `HTTPRequest` is built for it). Anything else (first sight, miss, odd
+    /// request) returns nil and reaches `handle`.
+    func quickHit(_ head: RequestHead) -> HTTPPreparedResponse? {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let isGet = head.hasMethod("GET")
+        guard head.hasPath("/thumb"), isGet || head.hasMethod("HEAD"), !head.isHTTP11 || head.hasHeader("host")
+        else { return nil }
         let now = pipeline.clockNow
         let hit: HitResponses
         let bytes: Int
-        switch memo.lookup(request.target, now: now) {
+        switch memo.lookup(head.target, now: now) {
         case .kept(let responses, let size, let expires):
-            guard !hasExpired(expires) else { return false }
+            guard !hasExpired(expires) else { return nil }
             pipeline.countKeptHit()
             (hit, bytes) = (responses, size)
         case .remembered(let key, let expires):
-            guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return false }
-            memo.keep(request.target, variant, now: now)
+            guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return nil }
+            memo.keep(head.target, variant, now: now)
             (hit, bytes) = (variant.prepared, variant.image.bytes.count)
         case nil:
-            return false
+            return nil
         }
-        let notModified = hit.isNotModified(ifNoneMatch: request.header("if-none-match"))
+        let notModified = hit.isNotModified(ifNoneMatch: head.header("if-none-match"))
         let prepared = notModified ? hit.notModified : hit.ok
-        // Counted before it is sent, so a client that has its answer knows it was counted.
+        let method = isGet ? "GET" : "HEAD"
+        // Counted and logged before it is sent, so a client that has its answer knows it was.
         let elapsed = DispatchTime.now().uptimeNanoseconds &- start
         requestMetrics.record(
-            route: RequestMetrics.thumbRoute, method: request.method, status: prepared.status,
+            route: RequestMetrics.thumbRoute, method: method, status: prepared.status,
             outcome: RequestMetrics.hitOutcome, elapsedNanos: elapsed)
-        responder.respond(HTTPResponse(prepared: prepared))
         log.record(
             .init(
-                requestID: ids.next(incoming: request.header("x-request-id")), method: request.method, route: "/thumb",
-                status: prepared.status,
-                bytes: notModified || request.method == "HEAD" ? 0 : bytes,
+                requestID: ids.next(incoming: head.header("x-request-id")), method: method, route: "/thumb",
+                status: prepared.status, bytes: notModified || !isGet ? 0 : bytes,
                 elapsedNanos: elapsed, cache: "hit", error: nil))
-        return true
+        return prepared
     }
 
     /// The checks every `/thumb` and `/prefetch` passes before anything else, the cache included
