@@ -156,7 +156,8 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Requests handed to the handler that have not finished yet (answered and sent).
+    /// Requests handed to the handler, or answered by the quick answer, that have not finished
+    /// yet (answered and sent).
     public var inFlight: Int {
         core.inFlight.load(ordering: .relaxed)
     }

@@ -19,7 +19,8 @@ final class ServerCore: @unchecked Sendable {
     let handler: @Sendable (HTTPRequest, HTTPResponder) -> Void
     let quickAnswer: QuickAnswer?
     let connections = ConnectionRegistry()
-    /// Requests handed to the handler whose request-completed notification has not come yet.
+    /// Requests handed to the handler or quickly answered whose request-completed notification
+    /// has not come yet (shutdown waits for them to be sent).
     let inFlight = Atomic<Int>(0)
     /// Shutdown has begun: responses carry `Connection: close` so keep-alive clients leave.
     let draining = Atomic<Bool>(false)
@@ -117,6 +118,7 @@ final class ServerCore: @unchecked Sendable {
         let head = RequestHead(connection: connection, method: method, path: url, version: version, target: target)
         guard let prepared = quickAnswer(head), let pointer = prepared.pointer else { return nil }
         responder.answeredQuickly = true
+        inFlight.add(1, ordering: .relaxed)
         return withExtendedLifetime(prepared) {
             MHD_queue_response(connection, UInt32(clamping: prepared.status), pointer)
         }
@@ -225,7 +227,7 @@ final class ServerCore: @unchecked Sendable {
         requestContext.pointee = nil
         let responder = Unmanaged<HTTPResponder>.fromOpaque(context).takeRetainedValue()
         responder.finish()
-        if responder.dispatched { inFlight.subtract(1, ordering: .relaxed) }
+        if responder.dispatched || responder.answeredQuickly { inFlight.subtract(1, ordering: .relaxed) }
         responder.connectionState?.requestEnded(allowance: keepAliveAllowance)
     }
 

@@ -5,12 +5,12 @@ import Testing
 
 /// Starts a server on an ephemeral loopback port.
 func startServer(
-    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, quickAnswer: QuickAnswer? = nil,
     handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
 ) throws -> HTTPServer {
     var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
     configure(&configuration)
-    let server = HTTPServer(configuration: configuration, handler: handler)
+    let server = HTTPServer(configuration: configuration, quickAnswer: quickAnswer, handler: handler)
     try server.start()
     return server
 }

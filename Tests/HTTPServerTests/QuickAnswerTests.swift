@@ -4,6 +4,10 @@ import Testing
 
 @testable import HTTPServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The server's quick answer: offered every accepted request without a body before the handler,
 /// reading the head in place.
 @Suite struct QuickAnswerTests {
@@ -120,5 +124,44 @@ import Testing
         #expect(draining.header("connection") == "close")
         #expect(recorder.seen.withLock { $0.isEmpty })
         #expect(recorder.handled.withLock { $0 } == ["/quick", "/quick"])
+    }
+
+    /// A quick answer counts in flight until it has been sent, like a handler's, so shutdown's
+    /// grace covers it: a client that does not read holds it in flight.
+    @Test func aQuickAnswerIsInFlightUntilSent() async throws {
+        let body = [UInt8](repeating: 0x61, count: 16 << 20)
+        let prepared = HTTPPreparedResponse(status: 200, headers: [], body: .bytes(body))
+        let server = try startServer(
+            { _ in }, quickAnswer: { _ in prepared },
+            handler: { _, responder in responder.respond(HTTPResponse(status: 500)) })
+        defer { server.shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503)) }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(server.port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(connected == 0)
+        let request = Array("GET /any HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        try #require(send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
+        // 16 MiB cannot fit the socket buffers while nothing is read.
+        try await waitUntil("the unread answer is in flight") { server.inFlight == 1 }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(server.inFlight == 1)
+        var received = 0
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while received < body.count {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            if count <= 0 { break }
+            received += count
+        }
+        #expect(received > body.count)
+        try await waitUntil("the sent answer is counted out") { server.inFlight == 0 }
     }
 }
