@@ -119,9 +119,7 @@ final class ServerCore: @unchecked Sendable {
         guard let prepared = quickAnswer(head), let pointer = prepared.pointer else { return nil }
         responder.answeredQuickly = true
         inFlight.add(1, ordering: .relaxed)
-        return withExtendedLifetime(prepared) {
-            MHD_queue_response(connection, UInt32(clamping: prepared.status), pointer)
-        }
+        return queue(prepared, pointer, on: connection)
     }
 
     /// What the server refuses itself, for every request (a connection's first request was also
@@ -166,13 +164,18 @@ final class ServerCore: @unchecked Sendable {
 
     // MARK: Responses
 
+    /// A prepared response queued as is (libmicrohttpd takes its own reference).
+    private func queue(
+        _ prepared: HTTPPreparedResponse, _ pointer: OpaquePointer, on connection: OpaquePointer
+    ) -> MHD_Result {
+        withExtendedLifetime(prepared) { MHD_queue_response(connection, UInt32(clamping: prepared.status), pointer) }
+    }
+
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         // A shared prepared response cannot take a per-request header; while draining (which adds
         // `Connection: close`) it is sent as a one-off copy instead.
         if let prepared = response.prepared, let pointer = prepared.pointer, !draining.load(ordering: .relaxed) {
-            return withExtendedLifetime(prepared) {
-                MHD_queue_response(connection, UInt32(clamping: prepared.status), pointer)
-            }
+            return queue(prepared, pointer, on: connection)
         }
         guard let mhdResponse = makeMHDResponse(response.body) else { return .NO }
         var hasConnectionHeader = false
