@@ -20,27 +20,3 @@ public enum VipsCut: Sendable, Equatable {
         }
     }
 }
-
-/// What the pipeline starts from.
-public enum VipsInput {
-    /// Encoded bytes (a fetched original): decoded with shrink-on-load, streaming into the resize.
-    case encoded(UnsafeRawBufferPointer)
-    /// A decoded copy made earlier by `Vips.decode`: only resized and encoded.
-    case decoded(VipsDecodedImage)
-}
-
-/// How the result is encoded.
-public struct VipsEncoding: Sendable, Equatable {
-    public var format: VipsOutputFormat
-    /// Encoder quality 1...100 (ignored by PNG).
-    public var quality: Int
-    /// When set, an image without alpha, or whose alpha is opaque everywhere, is encoded in this
-    /// format instead (a GIF always loads with an alpha band, used or not).
-    public var opaqueFormat: VipsOutputFormat?
-
-    public init(format: VipsOutputFormat, quality: Int = 80, opaqueFormat: VipsOutputFormat? = nil) {
-        self.format = format
-        self.quality = quality
-        self.opaqueFormat = opaqueFormat
-    }
-}

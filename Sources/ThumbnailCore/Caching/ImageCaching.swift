@@ -1,17 +1,3 @@
-/// A value the cache can hold: it knows its own cost in bytes and its kind.
-public protocol CacheCosted: Sendable {
-    /// Payload bytes (the cache adds a fixed per-entry overhead).
-    var payloadBytes: Int { get }
-    /// Called once when the entry holding this value leaves the cache (evicted, removed, purged,
-    /// replaced), under the cache's lock: setting a flag, nothing more. What the host serves from
-    /// outside the cache (`PreparedForm`) learns here that it must not be served any longer.
-    func leftCache()
-}
-
-extension CacheCosted {
-    public func leftCache() {}
-}
-
 /// The memory cache the pipeline keeps originals, decoded copies and variants in. The default is
 /// `ImageCache` (one budget, LRU by cost); tests may swap it.
 public protocol ImageCaching<Value>: Sendable {
@@ -38,56 +24,4 @@ public protocol ImageCaching<Value>: Sendable {
     func countHit(_ kind: CacheKind)
     /// The counters, by kind, and the budget.
     var metrics: CacheMetrics { get }
-}
-
-/// What a purge removed.
-public struct CacheRemoval: Sendable, Equatable {
-    public var entries = 0
-    /// Resident cost freed (payload + per-entry overhead).
-    public var bytes = 0
-
-    public init(entries: Int = 0, bytes: Int = 0) {
-        self.entries = entries
-        self.bytes = bytes
-    }
-}
-
-/// A cache's counters at one moment: a plain value.
-public struct CacheMetrics: Sendable, Equatable {
-    public struct Kind: Sendable, Equatable {
-        /// Resident cost (payload + per-entry overhead).
-        public var bytes = 0
-        public var entries = 0
-        public var hits = 0
-        public var misses = 0
-        public var evictions = 0
-        /// Inserts refused because the entry alone was over the per-entry limit.
-        public var rejected = 0
-
-        public init() {}
-    }
-
-    public var budget = 0
-    /// One counter set per kind, indexed by the kind's position rather than hashed: a hit updates
-    /// one under the cache's lock, and a dictionary there cost a hash lookup per hit.
-    private var kinds = [Kind](repeating: Kind(), count: CacheKind.allCases.count)
-
-    public init(budget: Int = 0) { self.budget = budget }
-
-    public subscript(kind: CacheKind) -> Kind {
-        get { kinds[kind.index] }
-        set { kinds[kind.index] = newValue }
-    }
-
-    /// All kinds together.
-    public var total: Kind {
-        kinds.reduce(into: Kind()) { sum, kind in
-            sum.bytes += kind.bytes
-            sum.entries += kind.entries
-            sum.hits += kind.hits
-            sum.misses += kind.misses
-            sum.evictions += kind.evictions
-            sum.rejected += kind.rejected
-        }
-    }
 }

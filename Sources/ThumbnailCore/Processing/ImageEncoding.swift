@@ -12,23 +12,3 @@ public protocol ImageEncoding: Sendable {
 /// The three image jobs together, as the pipeline needs them (one type does all three, so the
 /// decoded copies one makes are the ones the other cuts from).
 public typealias ImageProcessing = ImageInspecting & ImageDecoding & ImageEncoding
-
-/// What a thumbnail is made from.
-public enum EncodeInput<Decoded: Sendable> {
-    case original(ImageBytes, SourceInfo)
-    case decoded(DecodedSource<Decoded>)
-}
-
-/// How a thumbnail is encoded.
-public struct OutputChoice: Sendable, Equatable {
-    public var format: OutputFormat
-    public var quality: Int
-    /// When set, an image with no transparent pixel is encoded in this format instead.
-    public var opaqueFormat: OutputFormat?
-
-    public init(format: OutputFormat, quality: Int, opaqueFormat: OutputFormat? = nil) {
-        self.format = format
-        self.quality = quality
-        self.opaqueFormat = opaqueFormat
-    }
-}

@@ -328,14 +328,3 @@ extension ServiceConfiguration {
         return lines.joined(separator: "\n")
     }
 }
-
-/// Every invalid setting, reported together.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let problems: [String]
-    public var description: String { "invalid settings:\n" + problems.map { "  \($0)" }.joined(separator: "\n") }
-}
-
-enum IPLiteral {
-    /// The tree's one IP-literal parser (`SocketAddress`).
-    static func isValid(_ text: String) -> Bool { SocketAddress(host: text, port: 0) != nil }
-}

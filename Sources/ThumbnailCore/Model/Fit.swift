@@ -1,0 +1,9 @@
+/// How a thumbnail fills its box.
+public enum Fit: String, Sendable, Hashable, CaseIterable {
+    /// Within w×h, aspect kept (the default).
+    case inside
+    /// Fills w×h, aspect kept, the overflow cropped.
+    case cover
+    /// Stretched to w×h.
+    case fill
+}

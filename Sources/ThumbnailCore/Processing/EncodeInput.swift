@@ -1,0 +1,5 @@
+/// What a thumbnail is made from.
+public enum EncodeInput<Decoded: Sendable> {
+    case original(ImageBytes, SourceInfo)
+    case decoded(DecodedSource<Decoded>)
+}
