@@ -121,15 +121,54 @@ import ThumbnailCore
             try await busy.get("/prefetch?url=\(Harness.encode(busy.origin.url("/x")))", method: "POST"))
         record("/thumb", "GET", try await holding)  // 504 at the fetch deadline
 
+        // Any path: one that is not listed, and every listed path asked with a method it does not
+        // take (405, with `Allow`); HEAD on a GET operation is that GET without a body.
+        let unlisted = try await h.get("/no-such-route")
+        record("*", "ANY", unlisted)
+        for operation in Self.document.operations {
+            let (path, method) = (operation.path, operation.method)
+            // The admin routes exist only with a token, and answer only with it.
+            let (port, headers) = path.hasPrefix("/cache") ? (admin.port, AdminTests.auth) : (h.port, [])
+            let wrong = try await TestHTTPClient.request("PUT", port: port, target: path, headers: headers)
+            record("*", "ANY", wrong)
+            #expect(wrong.status == 405, "PUT \(path)")
+            #expect(
+                wrong.header("Allow")?.contains(method) == true, "PUT \(path): Allow \(wrong.header("Allow") ?? "-")")
+            if method == "GET" {
+                let get = try await TestHTTPClient.request("GET", port: port, target: path, headers: headers)
+                let head = try await TestHTTPClient.request("HEAD", port: port, target: path, headers: headers)
+                #expect(head.status == get.status, "HEAD \(path)")
+                #expect(head.body.isEmpty, "HEAD \(path)")
+            }
+        }
+
+        // 500 cannot be brought about with real parts (libvips refusing to encode what it decoded);
+        // `everyErrorOfTheCoreIsDocumented` checks it is documented where it can occur.
+        let unproducible: Set<String> = ["/thumb GET 500", "/thumb HEAD 500"]
         let documented = Set(
-            Self.document.operations.flatMap { op in op.statuses.map { "\(op.path) \(op.method) \($0)" } })
+            Self.document.operations.flatMap { op in op.statuses.map { "\(op.path) \(op.method) \($0)" } }
+                + Self.document.anyPathStatuses.map { "* ANY \($0)" })
         #expect(!documented.isEmpty)
+        #expect(documented.isSuperset(of: unproducible))
         #expect(
-            documented.subtracting(seen).isEmpty,
+            documented.subtracting(seen).subtracting(unproducible).isEmpty,
             "documented but never produced: \(documented.subtracting(seen).sorted())")
         #expect(
             seen.subtracting(documented).isEmpty,
             "produced but not documented: \(seen.subtracting(documented).sorted())")
+    }
+
+    /// Every error the pipeline can end a thumbnail with has its status documented on `/thumb`,
+    /// the ones no real request can bring about (500) included.
+    @Test func everyErrorOfTheCoreIsDocumented() {
+        for method in ["GET", "HEAD"] {
+            let operation = Self.document.operations.first { $0.path == "/thumb" && $0.method == method }
+            let statuses = Set(operation?.statuses ?? [])
+            for code in ThumbnailError.Code.allCases {
+                let status = ProblemResponse.row(for: code).status
+                #expect(statuses.contains(status), "\(method) /thumb: \(code) answers \(status), not documented")
+            }
+        }
     }
 
     /// openapi.yaml documents exactly the parameters of `RequestParameter.all`, with their bounds,
@@ -242,6 +281,9 @@ struct OpenAPIDocument {
     }
 
     var operations: [Operation] = []
+    /// `x-any-path-responses`: what any path may answer besides its operations' statuses (a path
+    /// not listed, a method a path does not take).
+    var anyPathStatuses: [Int] = []
 
     static func load() -> OpenAPIDocument {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -253,12 +295,19 @@ struct OpenAPIDocument {
     static func parse(_ text: String) -> OpenAPIDocument {
         var document = OpenAPIDocument()
         var inPaths = false
+        var inAnyPath = false
         var path = ""
         var section = ""
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
             let indent = raw.prefix { $0 == " " }.count
             let line = raw.trimmingCharacters(in: .whitespaces)
-            if indent == 0 { inPaths = line == "paths:" }
+            if indent == 0 {
+                inPaths = line == "paths:"
+                inAnyPath = line == "x-any-path-responses:"
+            }
+            if inAnyPath, indent == 4, line.hasPrefix("'"), let status = Int(line.dropFirst().prefix(3)) {
+                document.anyPathStatuses.append(status)
+            }
             guard inPaths, !line.hasPrefix("#") else { continue }
             switch indent {
             case 2 where line.hasSuffix(":"):
