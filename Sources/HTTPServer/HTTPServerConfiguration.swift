@@ -4,30 +4,32 @@
     internal import Darwin
 #endif
 
-/// How an ``HTTPServer`` listens and what it tolerates from clients. Every field has a default.
+/// How an ``HTTPServer`` listens and what it tolerates from clients. Where it listens, its threads,
+/// connections and timeouts have no default here: they are the service's settings, and its
+/// configuration is where their defaults are written. The head limits are this layer's own.
 public struct HTTPServerConfiguration: Sendable {
-    /// IPv4 or IPv6 address literal to bind ("127.0.0.1", "0.0.0.0", "::1", "::"). Default "127.0.0.1".
+    /// IPv4 or IPv6 address literal to bind ("127.0.0.1", "0.0.0.0", "::1", "::").
     /// An IPv6 address binds an IPv6-only socket ("::" does not also accept IPv4).
     public var host: String
-    /// TCP port; 0 binds an ephemeral port (read it back from ``HTTPServer/port``). Default 8080.
+    /// TCP port; 0 binds an ephemeral port (read it back from ``HTTPServer/port``).
     public var port: Int
     /// Number of polling threads: one libmicrohttpd daemon each, each with its own listening socket
-    /// on the port (SO_REUSEPORT). Default: the number of online cores.
+    /// on the port (SO_REUSEPORT).
     public var threads: Int
-    /// Maximum number of open connections (MHD_OPTION_CONNECTION_LIMIT). Default 1024.
+    /// Maximum number of open connections (MHD_OPTION_CONNECTION_LIMIT).
     /// When reached, libmicrohttpd leaves new clients waiting at TCP level rather than refusing them.
     public var connectionLimit: Int
     /// Maximum number of open connections per client IP address, 0 for no limit. Default 0
     /// (keep it 0 behind a reverse proxy: every client then has the proxy's address).
     public var perIPConnectionLimit: Int
     /// A connection with no traffic for this long is closed (MHD_OPTION_CONNECTION_TIMEOUT, whole
-    /// seconds, rounded up); `.zero` disables it. Default 30 s. Every received byte resets this timer.
+    /// seconds, rounded up); `.zero` disables it. Every received byte resets this timer.
     public var idleTimeout: Duration
     /// Deadline for a complete request head, counted from the moment the connection starts waiting
     /// for one (its opening, or the end of the previous request on a keep-alive connection). This is
     /// also what bounds an idle keep-alive connection. Checked once a second; `.zero` disables it.
-    /// Default 10 s. (A client that sends nothing at all reaches the server only after about a
-    /// second more: the kernel holds it back until its first bytes, see TCP_DEFER_ACCEPT.)
+    /// (A client that sends nothing at all reaches the server only after about a second more: the
+    /// kernel holds it back until its first bytes, see TCP_DEFER_ACCEPT.)
     public var headTimeout: Duration
     /// Longest request target accepted, in bytes as sent; a longer one gets 414. Default 16 KiB:
     /// room for a source URL of 4096 bytes percent-encoded throughout, plus the other parameters.
@@ -47,19 +49,14 @@ public struct HTTPServerConfiguration: Sendable {
     public static let headBytesLimit = 20 << 10
     public static let fieldsLimit = 100
 
-    /// The number of online processor cores (at least 1): the default for ``threads``.
-    public static var defaultThreads: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    }
-
     public init(
-        host: String = "127.0.0.1",
-        port: Int = 8080,
-        threads: Int = HTTPServerConfiguration.defaultThreads,
-        connectionLimit: Int = 1024,
+        host: String,
+        port: Int,
+        threads: Int,
+        connectionLimit: Int,
+        idleTimeout: Duration,
+        headTimeout: Duration,
         perIPConnectionLimit: Int = 0,
-        idleTimeout: Duration = .seconds(30),
-        headTimeout: Duration = .seconds(10),
         maxTargetBytes: Int = 16 << 10,
         maxHeadBytes: Int = HTTPServerConfiguration.headBytesLimit,
         maxFields: Int = HTTPServerConfiguration.fieldsLimit

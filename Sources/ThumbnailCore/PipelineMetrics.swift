@@ -38,6 +38,8 @@ public struct PipelineMetrics: Sendable, Equatable {
         public var holdingOriginSlot = 0
         public var waitingForOriginSlot = 0
         public var busyOrigins = 0
+        /// Now: origins by circuit-breaker state (the fetcher's `originHealth`).
+        public var origins = OriginHealth()
 
         public init() {}
     }

@@ -55,11 +55,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         /// sources a full queue would otherwise hold its last clients for minutes.
         public var queueTimeout: Duration
 
+        /// No defaults: the service's settings (`ServiceConfiguration`) are where they are written.
         public init(
-            maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10),
-            freshness: FreshnessPolicy = FreshnessPolicy(), maxPromisedLifetime: Duration = .seconds(86_400),
-            maxFetchesPerOrigin: Int = 8, fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20,
-            queueTimeout: Duration = .seconds(20)
+            maxSourcePixels: Int, errorTTL: Duration, freshness: FreshnessPolicy, maxPromisedLifetime: Duration,
+            maxFetchesPerOrigin: Int, fetchTimeout: Duration, fetchReservation: Int, queueTimeout: Duration
         ) {
             self.queueTimeout = queueTimeout
             self.maxSourcePixels = maxSourcePixels
@@ -124,7 +123,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     /// `now` is the clock freshness and remembered failures run by (tests move it).
     public init(
         cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
-        limits: Limits = Limits(), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        limits: Limits, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
         prepare: @escaping @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
@@ -147,6 +146,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     public var metrics: PipelineMetrics {
         var (fetches, renders, coalesced, stale, _) = counters.withLock { $0 }
         (fetches.holdingOriginSlot, fetches.waitingForOriginSlot, fetches.busyOrigins) = originSlots.totals
+        fetches.origins = fetcher.originHealth
         var metrics = PipelineMetrics(
             cache: cache.metrics, workers: workers.statistics, fetches: fetches, renders: renders, coalesced: coalesced)
         metrics.servedStale = stale

@@ -70,17 +70,14 @@ public final class ThumbnailApp: Sendable {
         }
         let readiness = Readiness()
         let metrics = MetricsPage(
-            pipeline: pipeline, requests: RequestMetrics(), breakers: fetcher.breaker, configuration: configuration)
+            pipeline: pipeline, requests: RequestMetrics(), configuration: configuration)
         let routes = Routes(
             pipeline: pipeline, configuration: configuration, log: log, readiness: readiness, metrics: metrics,
             now: now)
-        var serverConfiguration = HTTPServerConfiguration()
-        serverConfiguration.host = configuration.server.host
-        serverConfiguration.port = configuration.server.port
-        serverConfiguration.threads = configuration.server.threads
-        serverConfiguration.connectionLimit = configuration.server.maxConnections
-        serverConfiguration.headTimeout = configuration.server.headTimeout
-        serverConfiguration.idleTimeout = configuration.server.idleTimeout
+        let serverConfiguration = HTTPServerConfiguration(
+            host: configuration.server.host, port: configuration.server.port, threads: configuration.server.threads,
+            connectionLimit: configuration.server.maxConnections, idleTimeout: configuration.server.idleTimeout,
+            headTimeout: configuration.server.headTimeout)
         self.server = HTTPServer(
             configuration: serverConfiguration, quickAnswer: { routes.quickHit($0) },
             handler: { request, responder in routes.handle(request, responder) })

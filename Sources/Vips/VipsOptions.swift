@@ -1,25 +1,19 @@
 /// The policy knobs of the libvips pipeline, in one value the service builds and passes to every
 /// call. The Vips module decides nothing by itself: which loaders run, how strict decoding is and
-/// how each encoder is tuned all come from here.
+/// how each encoder is tuned all come from here, and nothing here has a default (the service's
+/// choices, and why, are `VipsImaging.defaultOptions`).
 public struct VipsOptions: Sendable, Equatable {
     /// Loader nicknames (`"jpegload_buffer"`, ...) that may open a source; anything else is refused
     /// from the header sniff, before the image is opened. libvips' untrusted loaders (SVG, PDF,
-    /// ImageMagick, ...) are blocked process-wide as well (`Vips.initialize`). Default: none.
+    /// ImageMagick, ...) are blocked process-wide as well (`Vips.initialize`).
     public var allowedLoaders: Set<String>
-    /// How strict decoding is (libvips `fail_on`). Default `.error`: a truncated or corrupt source
-    /// fails instead of coming back with grey rows.
+    /// How strict decoding is (libvips `fail_on`).
     public var failOn: FailOn
-    /// Default: optimised Huffman tables, baseline (not progressive).
     public var jpeg: JPEG
-    /// Default: zlib level 6.
     public var png: PNG
-    /// Default: effort 2.
     public var avif: AVIF
 
-    public init(
-        allowedLoaders: Set<String> = [], failOn: FailOn = .error, jpeg: JPEG = JPEG(), png: PNG = PNG(),
-        avif: AVIF = AVIF()
-    ) {
+    public init(allowedLoaders: Set<String>, failOn: FailOn, jpeg: JPEG, png: PNG, avif: AVIF) {
         self.allowedLoaders = allowedLoaders
         self.failOn = failOn
         self.jpeg = jpeg
@@ -33,12 +27,12 @@ public struct VipsOptions: Sendable, Equatable {
     }
 
     public struct JPEG: Sendable, Equatable {
-        /// A second pass for optimal Huffman tables: a few per cent smaller for a little CPU.
+        /// A second pass for optimal Huffman tables.
         public var optimizeCoding: Bool
-        /// Progressive output. Baseline decodes faster in browsers for thumbnail sizes.
+        /// Progressive output.
         public var interlace: Bool
 
-        public init(optimizeCoding: Bool = true, interlace: Bool = false) {
+        public init(optimizeCoding: Bool, interlace: Bool) {
             self.optimizeCoding = optimizeCoding
             self.interlace = interlace
         }
@@ -48,15 +42,14 @@ public struct VipsOptions: Sendable, Equatable {
         /// zlib level 0...9.
         public var compression: Int
 
-        public init(compression: Int = 6) { self.compression = compression }
+        public init(compression: Int) { self.compression = compression }
     }
 
     public struct AVIF: Sendable, Equatable {
-        /// Encoder effort 0...9 (aom speed = 9 - effort). Measured on a 300 px thumbnail: effort 2
-        /// costs about what WebP does; 4 (the libvips default) is about 5 times slower.
+        /// Encoder effort 0...9 (aom speed = 9 - effort).
         public var effort: Int
 
-        public init(effort: Int = 2) { self.effort = effort }
+        public init(effort: Int) { self.effort = effort }
     }
 
     /// The loader option string: in 8.14 `thumbnail_buffer`'s own `fail_on` never reaches the

@@ -1,11 +1,11 @@
 /// The encoder used for the output.
 public enum VipsOutputFormat: Sendable {
-    /// Baseline JPEG with optimised Huffman tables; alpha is flattened onto white.
+    /// JPEG (tuned by `VipsOptions.jpeg`); alpha is flattened onto white.
     case jpeg
-    /// PNG, zlib level 6; alpha kept.
+    /// PNG (`VipsOptions.png`); alpha kept.
     case png
     /// Lossy WebP; alpha kept.
     case webp
-    /// AVIF: HEIF with AV1, 8 bits, a moderate encoder effort; alpha kept.
+    /// AVIF: HEIF with AV1, 8 bits (`VipsOptions.avif`); alpha kept.
     case avif
 }

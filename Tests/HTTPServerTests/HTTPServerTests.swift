@@ -256,11 +256,11 @@ private final class Owner {
         let first = try startServer { _, responder in responder.respond(HTTPResponse(status: 200)) }
         defer { first.shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503)) }
         let second = HTTPServer(
-            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: first.port, threads: 1)
+            configuration: HTTPServerConfiguration.loopback(port: first.port, threads: 1)
         ) { _, responder in responder.respond(HTTPResponse(status: 200)) }
         #expect(throws: HTTPServerError.self) { try second.start() }
         #expect(throws: HTTPServerError.invalidHost("localhost")) {
-            try HTTPServer(configuration: HTTPServerConfiguration(host: "localhost", port: 0)) { _, _ in }.start()
+            try HTTPServer(configuration: HTTPServerConfiguration.loopback(host: "localhost")) { _, _ in }.start()
         }
     }
 
@@ -270,7 +270,7 @@ private final class Owner {
             { (c: inout HTTPServerConfiguration) in c.maxFields = HTTPServerConfiguration.fieldsLimit + 1 },
             { (c: inout HTTPServerConfiguration) in c.maxTargetBytes = c.maxHeadBytes + 1 },
         ] {
-            var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 1)
+            var configuration = HTTPServerConfiguration.loopback(threads: 1)
             configure(&configuration)
             #expect(throws: HTTPServerError.self) {
                 try HTTPServer(configuration: configuration) { _, _ in }.start()

@@ -3,12 +3,22 @@ import Primitives
 import TestSupport
 import Testing
 
+extension HTTPServerConfiguration {
+    /// A loopback server on `port` (0: an ephemeral one), with the tests' own connection limit and
+    /// timeouts (the service's defaults are its configuration's, not this module's).
+    static func loopback(port: Int = 0, threads: Int = 2, host: String = "127.0.0.1") -> Self {
+        Self(
+            host: host, port: port, threads: threads, connectionLimit: 1024, idleTimeout: .seconds(30),
+            headTimeout: .seconds(10))
+    }
+}
+
 /// Starts a server on an ephemeral loopback port.
 func startServer(
     _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, quickAnswer: QuickAnswer? = nil,
     handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
 ) throws -> HTTPServer {
-    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+    var configuration = HTTPServerConfiguration.loopback()
     configure(&configuration)
     let server = HTTPServer(configuration: configuration, quickAnswer: quickAnswer, handler: handler)
     try server.start()

@@ -33,7 +33,7 @@ import Testing
         let prepared = HTTPPreparedResponse(
             status: 200, headers: [("Content-Type", "text/plain"), ("X-Quick", "yes")],
             body: .bytes(Array("ready-made".utf8)))
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        var configuration = HTTPServerConfiguration.loopback()
         configuration.idleTimeout = .seconds(30)
         let server = HTTPServer(
             configuration: configuration,

@@ -148,6 +148,32 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
 
 typealias FakePipeline = ThumbnailPipeline<FakeImaging, String>
 
+/// Limits for tests: each test sets what it is about; the rest are generous values of the tests'
+/// own (the service's defaults are `ServiceConfiguration`'s, and Core has none).
+extension ThumbnailPipeline.Limits {
+    static func test(
+        maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10), freshness: FreshnessPolicy = .test(),
+        maxPromisedLifetime: Duration = .seconds(86_400), maxFetchesPerOrigin: Int = 8,
+        fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20, queueTimeout: Duration = .seconds(20)
+    ) -> Self {
+        Self(
+            maxSourcePixels: maxSourcePixels, errorTTL: errorTTL, freshness: freshness,
+            maxPromisedLifetime: maxPromisedLifetime, maxFetchesPerOrigin: maxFetchesPerOrigin,
+            fetchTimeout: fetchTimeout, fetchReservation: fetchReservation, queueTimeout: queueTimeout)
+    }
+}
+
+extension FreshnessPolicy {
+    static func test(
+        minimum: Duration = .seconds(60), maximum: Duration = .seconds(7 * 86_400), fallback: Duration = .seconds(3600),
+        staleWhileRevalidate: Duration = .seconds(60), staleIfError: Duration = .seconds(86_400)
+    ) -> Self {
+        Self(
+            minimum: minimum, maximum: maximum, fallback: fallback, staleWhileRevalidate: staleWhileRevalidate,
+            staleIfError: staleIfError)
+    }
+}
+
 /// The fakes' prepared form is text; it holds its length (the same for every preparation of one
 /// variant, as the protocol asks).
 extension String: PreparedForm {
@@ -162,7 +188,7 @@ func makePipeline(
     FakePipeline(
         cache: ImageCache<FakePipeline.Entry>(budget: budget),
         workers: WorkerPool(workers: workers, queueCapacity: queue),
-        fetcher: fetcher, imaging: imaging, limits: .init(maxSourcePixels: maxSourcePixels, errorTTL: .seconds(3600))
+        fetcher: fetcher, imaging: imaging, limits: .test(maxSourcePixels: maxSourcePixels, errorTTL: .seconds(3600))
     ) { image, _, _ in
         "prepared " + String(decoding: image.bytes.array, as: UTF8.self)
     }

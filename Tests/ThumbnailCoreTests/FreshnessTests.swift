@@ -17,7 +17,7 @@ import Testing
         let pipeline: FakePipeline
 
         init(
-            _ fetcher: FakeFetcher, policy: FreshnessPolicy = FreshnessPolicy(staleWhileRevalidate: .zero),
+            _ fetcher: FakeFetcher, policy: FreshnessPolicy = FreshnessPolicy.test(staleWhileRevalidate: .zero),
             maxPromise: Duration = .seconds(86_400), errorTTL: Duration = .seconds(10)
         ) {
             self.fetcher = fetcher
@@ -26,7 +26,7 @@ import Testing
             pipeline = FakePipeline(
                 cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
                 workers: WorkerPool(workers: 2, queueCapacity: 16), fetcher: fetcher, imaging: imaging,
-                limits: .init(errorTTL: errorTTL, freshness: policy, maxPromisedLifetime: maxPromise),
+                limits: .test(errorTTL: errorTTL, freshness: policy, maxPromisedLifetime: maxPromise),
                 now: { clock.now }
             ) { image, _, promise in
                 promises.log.withLock { $0.append(promise) }
@@ -51,13 +51,13 @@ import Testing
     static let lifetime = OriginDirectives(lifetime: .seconds(600))
 
     @Test func aLifetimeIsTheOriginsClampedOrTheDefault() {
-        let policy = FreshnessPolicy(minimum: .seconds(60), maximum: .seconds(3600), fallback: .seconds(300))
+        let policy = FreshnessPolicy.test(minimum: .seconds(60), maximum: .seconds(3600), fallback: .seconds(300))
         #expect(policy.lifetime(OriginDirectives(lifetime: .seconds(120))) == .seconds(120))
         #expect(policy.lifetime(OriginDirectives(lifetime: .zero)) == .seconds(60))
         #expect(policy.lifetime(OriginDirectives(lifetime: .seconds(86_400))) == .seconds(3600))
         #expect(policy.lifetime(OriginDirectives()) == .seconds(300))
         // Crossed bounds: the maximum (how soon a change shows) wins.
-        let crossed = FreshnessPolicy(minimum: .seconds(100), maximum: .seconds(10))
+        let crossed = FreshnessPolicy.test(minimum: .seconds(100), maximum: .seconds(10))
         #expect(crossed.lifetime(OriginDirectives(lifetime: .seconds(50))) == .seconds(10))
     }
 
@@ -106,7 +106,7 @@ import Testing
         let gate = Gate(open: true)
         let rig = Rig(
             FakeFetcher([photo: .success([200, 100])], gate: gate, directives: Self.lifetime),
-            policy: FreshnessPolicy(staleWhileRevalidate: .seconds(60)))
+            policy: FreshnessPolicy.test(staleWhileRevalidate: .seconds(60)))
         _ = try await rig.get(photo).0.get()
         gate.close()
         rig.clock.advance(.seconds(630))
@@ -146,7 +146,7 @@ import Testing
     @Test func aFailedRevalidationServesTheStaleCopyUntilStaleIfError() async throws {
         let rig = Rig(
             FakeFetcher([photo: .success([200, 100])], directives: Self.lifetime),
-            policy: FreshnessPolicy(staleWhileRevalidate: .zero, staleIfError: .seconds(3600)),
+            policy: FreshnessPolicy.test(staleWhileRevalidate: .zero, staleIfError: .seconds(3600)),
             errorTTL: .seconds(3600))
         _ = try await rig.get(photo).0.get()
         rig.fetcher.set(photo, .failure(ThumbnailError(.originFailed)))

@@ -80,7 +80,7 @@ import Testing
         let pipeline = FakePipeline(
             cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
             workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: FakeImaging(),
-            limits: .init(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)), now: { clock.now }
+            limits: .test(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)), now: { clock.now }
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
         let first = try request("http://stalled.example/1.jpg")
         let second = try request("http://stalled.example/2.jpg")
@@ -104,7 +104,7 @@ import Testing
         let pipeline = FakePipeline(
             cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
             workers: WorkerPool(workers: 1, queueCapacity: 4), fetcher: fetcher, imaging: FakeImaging(),
-            limits: .init(maxFetchesPerOrigin: 2)
+            limits: .test(maxFetchesPerOrigin: 2)
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
         // Ten sources on the stalled origin: more than the pool's five places.
         let stalledRequests = try (0..<10).map { try request("http://stalled.example/\($0).jpg") }

@@ -108,7 +108,7 @@ import Testing
         let fetcher = FakeFetcher([photo: .failure(ThumbnailError(.originFailed))])
         let pipeline = FakePipeline(
             cache: ImageCache<FakePipeline.Entry>(budget: 1_000_000), workers: WorkerPool(workers: 1, queueCapacity: 4),
-            fetcher: fetcher, imaging: FakeImaging(), limits: .init(errorTTL: .seconds(10)), now: { clock.now }
+            fetcher: fetcher, imaging: FakeImaging(), limits: .test(errorTTL: .seconds(10)), now: { clock.now }
         ) { _, _, _ in "" }
         let (first, firstOutcome) = await pipeline.thumbnail(try request(photo))
         #expect(throws: ThumbnailError(.originFailed)) { try first.get() }

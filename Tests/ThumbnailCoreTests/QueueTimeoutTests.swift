@@ -27,7 +27,7 @@ import Testing
         let imaging = FakeImaging(gate: Gate(open: false))
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
         let pipeline = makePipeline(
-            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .init(queueTimeout: .seconds(5)))
+            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .test(queueTimeout: .seconds(5)))
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
         #expect(await pipeline.eventually { $0.workers.running == 1 })
@@ -53,7 +53,7 @@ import Testing
         let imaging = FakeImaging(gate: Gate(open: false))
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
         let pipeline = makePipeline(
-            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .init(queueTimeout: .seconds(5)))
+            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .test(queueTimeout: .seconds(5)))
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
         #expect(await pipeline.eventually { $0.workers.running == 1 })
@@ -72,7 +72,7 @@ import Testing
         let clock = FakeClock()
         let fetcher = FakeFetcher([first: .success([100, 50])])
         let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
-        let pipeline = makePipeline(clock, fetcher, FakeImaging(), pool, .init(fetchTimeout: .seconds(20)))
+        let pipeline = makePipeline(clock, fetcher, FakeImaging(), pool, .test(fetchTimeout: .seconds(20)))
         // Originals waiting for their jobs (played by one charge) fill the budget past the deadline.
         let waiting = pool.charge(8 << 20)
         let firstRequest = try request(first)
@@ -95,7 +95,7 @@ import Testing
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
         let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
         let pipeline = makePipeline(
-            clock, fetcher, FakeImaging(), pool, .init(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)))
+            clock, fetcher, FakeImaging(), pool, .test(maxFetchesPerOrigin: 1, fetchTimeout: .seconds(20)))
         let waiting = pool.charge(8 << 20)
         // The first holds the origin's one slot while it waits for memory; the second waits for
         // the slot. Both deadlines pass; then memory frees.

@@ -35,6 +35,51 @@ import Testing
         #expect(cover.variantKey == coverCentre.variantKey)
     }
 
+    /// The cache key does what each parameter's row in `RequestParameter.all` says of it (`key`):
+    /// the table is the definition, `TransformSpec` and the parser must agree with it.
+    @Test(arguments: RequestParameter.all) func theKeyFollowsTheParameterTable(_ parameter: RequestParameter) throws {
+        let base: [String: String] = ["url": "http://example.org/a.jpg", "w": "100", "h": "80", "fit": "cover"]
+        let signed = RequestPolicy(signed: true)
+        func key(_ changes: [String: String?]) throws -> CacheKey? {
+            var query = base
+            query["sig"] = String(repeating: "A", count: 43)
+            for (name, value) in changes { query[name] = value }
+            let ordered = RequestParameter.all.compactMap { p in
+                query[p.name].map { (name: p.name, value: Optional($0)) }
+            }
+            return try RequestParser.parse(query: ordered, requireSpec: true, policy: signed).variantKey
+        }
+        // Two valid values of the parameter that ask for different things.
+        let (one, two): (String, String)
+        switch parameter.kind {
+        case .url: (one, two) = ("http://example.org/a.jpg", "http://example.org/b.jpg")
+        case .integer(let range): (one, two) = (String(range.lowerBound + 1), String(range.lowerBound + 2))
+        case .decimal(let range, _): (one, two) = (String(Int(range.lowerBound)), String(Int(range.lowerBound) + 1))
+        case .choice(let words): (one, two) = (words[0], words[1])
+        case .signature: (one, two) = (String(repeating: "A", count: 43), String(repeating: "B", count: 43))
+        }
+        let differ = try key([parameter.name: one]) != key([parameter.name: two])
+        switch parameter.key {
+        case .source, .always, .negotiated:
+            #expect(differ, "\(parameter.name)=\(one) and =\(two) share a key")
+        case .onlyWithCover:
+            #expect(differ)
+            // Elsewhere it changes nothing, so it is refused rather than keyed.
+            #expect(throws: ThumbnailError.self) { try key(["fit": "inside", parameter.name: one]) }
+        case .scalesSize:
+            #expect(differ)
+            #expect(
+                try key(["w": "200", "h": "160", parameter.name: "1"])
+                    == key(["w": "100", "h": "80", parameter.name: "2"]))
+        case .never:
+            #expect(!differ, "\(parameter.name) must not enter the key")
+        }
+        // Absent is its default.
+        if let defaultValue = parameter.defaultValue {
+            #expect(try key([parameter.name: nil]) == key([parameter.name: defaultValue]), "\(parameter.name)")
+        }
+    }
+
     /// Regression (found by fuzz/FuzzRequestParser): the first copy of a repeated parameter used
     /// to drive the checks that depend on it, so the 400 named `h` for `fit=cover&fit=x` but not
     /// for `fit=x&fit=cover`.

@@ -114,7 +114,7 @@ import Testing
         let pipeline = FakePipeline(
             cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
             workers: WorkerPool(workers: 1, queueCapacity: 4, workBudget: 1 << 20), fetcher: fetcher,
-            imaging: imaging
+            imaging: imaging, limits: .test()
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
         let (result, _) = await pipeline.thumbnail(try request(photo))
         guard case .failure(let error) = result else {
@@ -132,7 +132,7 @@ import Testing
         let pipeline = FakePipeline(
             cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000),
             workers: WorkerPool(workers: 1, queueCapacity: 4, workBudget: 64 << 20), fetcher: fetcher,
-            imaging: FakeImaging()
+            imaging: FakeImaging(), limits: .test()
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
         let req = try request(photo)
         async let done = pipeline.thumbnail(req)
@@ -149,7 +149,7 @@ import Testing
         let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 8 << 20)
         let pipeline = FakePipeline(
             cache: ImageCache<FakePipeline.Entry>(budget: 10_000_000), workers: pool, fetcher: fetcher,
-            imaging: FakeImaging()
+            imaging: FakeImaging(), limits: .test()
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
         // Originals waiting for their jobs (played by one charge) fill the budget.
         let waiting = pool.charge(8 << 20)

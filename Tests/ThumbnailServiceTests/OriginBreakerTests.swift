@@ -56,7 +56,7 @@ import ThumbnailCore
 
     @Test func anAnswerEvenA5xxResetsTheCountAndInconclusiveOutcomesDoNotCount() {
         let clock = MovableClock()
-        let breaker = OriginBreaker(threshold: 3, now: { clock.now }, log: { _ in })
+        let breaker = OriginBreaker(threshold: 3, coolDown: .seconds(30), now: { clock.now }, log: { _ in })
         for _ in 0..<2 { breaker.record(origin, .connectionFailure(timedOut: false)) }
         breaker.record(origin, .answered)  // the fetcher records any HTTP status as an answer
         for _ in 0..<2 { breaker.record(origin, .connectionFailure(timedOut: false)) }
@@ -69,11 +69,12 @@ import ThumbnailCore
 
     @Test func zeroTurnsItOffAndTheTableIsBounded() {
         let clock = MovableClock()
-        let off = OriginBreaker(threshold: 0, now: { clock.now }, log: { _ in })
+        let off = OriginBreaker(threshold: 0, coolDown: .seconds(30), now: { clock.now }, log: { _ in })
         for _ in 0..<100 { off.record(origin, .connectionFailure(timedOut: false)) }
         #expect(off.check(origin) == .proceed)
         #expect(off.trackedOrigins == 0)
-        let bounded = OriginBreaker(threshold: 2, capacity: 8, now: { clock.now }, log: { _ in })
+        let bounded = OriginBreaker(
+            threshold: 2, coolDown: .seconds(30), capacity: 8, now: { clock.now }, log: { _ in })
         for index in 0..<1000 {
             bounded.record(
                 OriginKey(scheme: .http, host: "h\(index).example", port: 80), .connectionFailure(timedOut: false))
@@ -91,6 +92,10 @@ import ThumbnailCore
         try expectProblem(try await h.get(h.thumb("/a.jpg")), 502)
         try expectProblem(try await h.get(h.thumb("/b.jpg")), 502)
         #expect(h.app.fetcher.breaker.isOpen(try SourceURL(parsing: h.origin.url("/")).origin))
+        // The pipeline's one metrics snapshot carries the breakers' states, and /metrics shows it.
+        #expect(h.app.pipeline.metrics.fetches.origins == OriginHealth(open: 1))
+        let page = try await h.get("/metrics").text
+        #expect(page.contains("thumbd_origin_breakers{state=\"open\"} 1\n"), "\(page)")
         // Open: answered at once, the origin never asked.
         try expectProblem(try await h.get(h.thumb("/c.jpg")), 502)
         try expectProblem(try await h.get(h.thumb("/a.jpg")), 502)
@@ -101,6 +106,7 @@ import ThumbnailCore
         h.monotonic.advance(.seconds(30))
         #expect(try await h.get(h.thumb("/c.jpg")).status == 200)
         #expect(!h.app.fetcher.breaker.isOpen(try SourceURL(parsing: h.origin.url("/")).origin))
+        #expect(h.app.pipeline.metrics.fetches.origins == OriginHealth())
     }
 
     @Test func anOriginThatTimesOutIsAnswered504AtOnce() async throws {

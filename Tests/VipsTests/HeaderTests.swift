@@ -82,13 +82,13 @@ struct HeaderTests {
     @Test func svgIsBlockedByLibvipsEvenWhenAllowed() {
         #expect(throws: VipsError.blockedLoader("svgload_buffer")) {
             try header(
-                Fixtures.svg(), options: VipsOptions(allowedLoaders: options.allowedLoaders.union(["svgload_buffer"])))
+                Fixtures.svg(), options: options.allowing(options.allowedLoaders.union(["svgload_buffer"])))
         }
     }
 
     @Test func disallowedLoaderIsReportedByNickname() {
         #expect(throws: VipsError.blockedLoader("jpegload_buffer")) {
-            try header(Fixtures.jpeg(width: 8, height: 8), options: VipsOptions(allowedLoaders: ["pngload_buffer"]))
+            try header(Fixtures.jpeg(width: 8, height: 8), options: options.allowing(["pngload_buffer"]))
         }
     }
 

@@ -2,10 +2,22 @@ import TestSupport
 import Testing
 import Vips
 
-/// The options the service passes: the loaders it takes, strict decoding, default encoders.
-let options = VipsOptions(allowedLoaders: [
-    "jpegload_buffer", "pngload_buffer", "webpload_buffer", "gifload_buffer", "heifload_buffer", "tiffload_buffer",
-])
+/// Options as the service passes them (`VipsImaging.defaultOptions`, which this module cannot
+/// see): the loaders it takes, strict decoding, its encoder settings.
+let options = VipsOptions(
+    allowedLoaders: [
+        "jpegload_buffer", "pngload_buffer", "webpload_buffer", "gifload_buffer", "heifload_buffer", "tiffload_buffer",
+    ], failOn: .error, jpeg: .init(optimizeCoding: true, interlace: false), png: .init(compression: 6),
+    avif: .init(effort: 2))
+
+extension VipsOptions {
+    /// The same options with other loaders.
+    func allowing(_ loaders: Set<String>) -> VipsOptions {
+        var copy = self
+        copy.allowedLoaders = loaders
+        return copy
+    }
+}
 
 /// What a thumbnail is made from, as the service does it: the original bytes (streamed, first size)
 /// or a decoded copy (later sizes). Most tests run on both.

@@ -113,7 +113,7 @@ struct ThumbnailContentTests {
         #expect(throws: VipsError.blockedLoader("svgload_buffer")) { try thumbnail(Fixtures.svg(), cut) }
         #expect(throws: VipsError.blockedLoader("svgload_buffer")) { try decode(Fixtures.svg()) }
         // A loader the options do not list is refused like a blocked one.
-        let pngOnly = VipsOptions(allowedLoaders: ["pngload_buffer"])
+        let pngOnly = options.allowing(["pngload_buffer"])
         #expect(throws: VipsError.blockedLoader("jpegload_buffer")) {
             try withBytes(Fixtures.jpeg(width: 8, height: 8)) { bytes throws(VipsError) in
                 try Vips.thumbnail(

@@ -14,9 +14,11 @@ public struct FreshnessPolicy: Sendable, Equatable {
     /// instead of the error for this long past its expiry.
     public var staleIfError: Duration
 
+    /// No defaults: the service's settings (`ServiceConfiguration.Freshness`) are where they are
+    /// written.
     public init(
-        minimum: Duration = .seconds(60), maximum: Duration = .seconds(7 * 86_400), fallback: Duration = .seconds(3600),
-        staleWhileRevalidate: Duration = .seconds(60), staleIfError: Duration = .seconds(86_400)
+        minimum: Duration, maximum: Duration, fallback: Duration, staleWhileRevalidate: Duration,
+        staleIfError: Duration
     ) {
         self.minimum = minimum
         self.maximum = maximum

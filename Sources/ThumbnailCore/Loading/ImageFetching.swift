@@ -15,6 +15,9 @@ public protocol ImageFetching: Sendable {
     func fetch(
         _ url: SourceURL, revalidating validators: SourceValidators?, options: FetchOptions,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void)
+
+    /// Origins by circuit-breaker state now, for the pipeline's metrics snapshot.
+    var originHealth: OriginHealth { get }
 }
 
 /// How one fetch is to be made, beyond the fetcher's own limits.
@@ -32,6 +35,9 @@ public struct FetchOptions: Sendable {
 }
 
 extension ImageFetching {
+    /// A fetcher without circuit breakers: no origin is ever failing.
+    public var originHealth: OriginHealth { OriginHealth() }
+
     /// A fetcher that can neither shorten its deadline nor tell its progress: its bytes count when
     /// they arrive, and its own deadline bounds it.
     public func fetch(

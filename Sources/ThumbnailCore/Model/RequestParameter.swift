@@ -1,6 +1,7 @@
 /// One request parameter of `/thumb` and `/prefetch`, defined once: its name, its type and
-/// bounds, whether and how it enters the cache key, and its description. The parser, the cache
-/// key (`TransformSpec`), `thumbd --help` and the OpenAPI contract test all read `all`.
+/// bounds, whether and how it enters the cache key, and its description. The parser, `thumbd
+/// --help` and the OpenAPI contract test read `all`; the cache key (`TransformSpec`, a plain
+/// Hashable value) is checked against each row's `key` by `theKeyFollowsTheParameterTable`.
 public struct RequestParameter: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// The source URL (absolute http/https, at most `SourceURL.maxLength` bytes).

@@ -14,8 +14,8 @@ final class CurlImageFetcher: ImageFetching {
         var maxBytes: Int
         var maxRedirects = 5
         /// Connection failures in a row that open an origin's circuit breaker (0: off).
-        var breakerFailures = 5
-        var breakerCoolDown: Duration = .seconds(30)
+        var breakerFailures: Int
+        var breakerCoolDown: Duration
     }
 
     private let multi: CurlMulti
@@ -42,6 +42,8 @@ final class CurlImageFetcher: ImageFetching {
     }
 
     func shutdown() { multi.shutdown() }
+
+    var originHealth: OriginHealth { breaker.counts }
 
     func fetch(
         _ url: SourceURL, revalidating validators: SourceValidators?,

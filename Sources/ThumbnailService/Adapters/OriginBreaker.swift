@@ -45,7 +45,7 @@ final class OriginBreaker: Sendable {
 
     /// `threshold` 0 turns it off. `log` hears when a breaker opens and closes.
     init(
-        threshold: Int, coolDown: Duration = .seconds(30), capacity: Int = 1024,
+        threshold: Int, coolDown: Duration, capacity: Int = 1024,
         now: @escaping @Sendable () -> ContinuousClock.Instant, log: @escaping @Sendable (LogEvent) -> Void
     ) {
         self.threshold = threshold
@@ -123,19 +123,12 @@ final class OriginBreaker: Sendable {
 
     var trackedOrigins: Int { table.withLock { $0.count } }
 
-    /// Origins by breaker state, for `/metrics` (counts only: a host is never a label). `failing`:
-    /// closed, with failures in a row below the threshold; `open`: refusing; `halfOpen`: the
-    /// cool-down is over, a trial may go or is out. Origins without failures have no entry.
-    struct Counts: Sendable, Equatable {
-        var failing = 0
-        var open = 0
-        var halfOpen = 0
-    }
-
-    var counts: Counts {
+    /// Origins by breaker state (counts only: a host is never a label). Origins without failures
+    /// have no entry.
+    var counts: OriginHealth {
         let now = now()
         return table.withLock { table in
-            table.values.reduce(into: Counts()) { counts, entry in
+            table.values.reduce(into: OriginHealth()) { counts, entry in
                 guard let until = entry.openUntil else { return counts.failing += 1 }
                 if now < until { counts.open += 1 } else { counts.halfOpen += 1 }
             }

@@ -2,32 +2,30 @@ import ThumbnailCore
 import Vips
 
 /// `GET /metrics`: one Prometheus page from the pipeline's one snapshot (`Pipeline.metrics`), the
-/// HTTP layer's counters (`RequestMetrics`), the circuit breakers' counts, libvips' tracked memory
+/// HTTP layer's counters (`RequestMetrics`), libvips' tracked memory
 /// and the process. Names start with `thumbd_` (the process's with the standard `process_`),
 /// values are in base units (seconds, bytes), counters end in `_total`, and every label value
 /// comes from a fixed set: a URL or a host is never a label.
 final class MetricsPage: Sendable {
     private let pipeline: Pipeline
     let requests: RequestMetrics
-    private let breakers: OriginBreaker
     private let configuration: ServiceConfiguration
 
-    init(pipeline: Pipeline, requests: RequestMetrics, breakers: OriginBreaker, configuration: ServiceConfiguration) {
+    init(pipeline: Pipeline, requests: RequestMetrics, configuration: ServiceConfiguration) {
         self.pipeline = pipeline
         self.requests = requests
-        self.breakers = breakers
         self.configuration = configuration
     }
 
     /// The page, as of now.
     func render() -> String {
         Self.render(
-            pipeline.metrics, requests: requests, breakers: breakers.counts, vips: Vips.trackedMemory,
+            pipeline.metrics, requests: requests, vips: Vips.trackedMemory,
             process: .read(), configuration: configuration)
     }
 
     static func render(
-        _ metrics: PipelineMetrics, requests: RequestMetrics, breakers: OriginBreaker.Counts, vips: VipsTrackedMemory,
+        _ metrics: PipelineMetrics, requests: RequestMetrics, vips: VipsTrackedMemory,
         process: ProcessMetrics, configuration: ServiceConfiguration
     ) -> String {
         var out = PrometheusText()
@@ -141,8 +139,9 @@ final class MetricsPage: Sendable {
             "thumbd_origin_breakers",
             "Origins by circuit-breaker state: failing (closed, failures below the threshold), open, half_open.",
             [
-                ([("state", "failing")], Double(breakers.failing)), ([("state", "open")], Double(breakers.open)),
-                ([("state", "half_open")], Double(breakers.halfOpen)),
+                ([("state", "failing")], Double(fetches.origins.failing)),
+                ([("state", "open")], Double(fetches.origins.open)),
+                ([("state", "half_open")], Double(fetches.origins.halfOpen)),
             ])
 
         // Renders.
