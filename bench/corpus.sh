@@ -8,10 +8,19 @@
 # fixed rules, sorted candidates (see select_corpus below).
 #
 # Usage: bench/corpus.sh [--force]     (--force: rebuild even if the manifest is complete)
+#        bench/corpus.sh --wide [--force]
+#   --wide: instead, every distinct JPEG and PNG of 0.4-24 MP in the same packages, no quotas,
+#   into bench/work/corpus-wide/ (small images included: bench/cold-wide.sh measures on it).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 corpus="$here/corpus"
+wide=0
+if [ "${1:-}" = "--wide" ]; then
+  wide=1
+  corpus="$here/work/corpus-wide"
+  shift
+fi
 debs="$here/work/debs"
 manifest="$corpus/manifest.tsv"
 
@@ -113,10 +122,12 @@ done
 #       PNG  >= 8 MP: 5              | PNG  2-8 MP: 3
 rm -rf "$corpus"
 mkdir -p "$corpus"
-python3 - "$tmp/candidates.tsv" "$tmp/x" "$corpus" <<'EOF'
+python3 - "$tmp/candidates.tsv" "$tmp/x" "$corpus" "$wide" <<'EOF'
 import collections, hashlib, os, re, shutil, sys
 
-cands_file, root, out = sys.argv[1:4]
+cands_file, root, out, wide = sys.argv[1:5]
+wide = wide == "1"
+min_mp = 0.4 if wide else 0.5
 rows = []
 with open(cands_file) as f:
     for line in f:
@@ -127,7 +138,7 @@ with open(cands_file) as f:
         if loader != fmt + "load":
             continue
         mp = w * h / 1e6
-        if not (0.5 <= mp <= 24.0) or size > 32 * 1024 * 1024:
+        if not (min_mp <= mp <= 24.0) or size > 32 * 1024 * 1024:
             continue
         with open(os.path.join(root, pkg) + path, "rb") as img:
             sha = hashlib.sha256(img.read()).hexdigest()
@@ -147,6 +158,12 @@ def group(r):
     return ("plasma", m.group(1)) if m else ("file", r["pkg"], r["path"])
 
 seen_sha, seen_group, chosen = set(), set(), []
+if wide:  # every distinct file (a wallpaper's sizes are different work, so all are kept)
+    for r in sorted(rows, key=lambda r: (r["pkg"], r["path"])):
+        if r["sha"] not in seen_sha:
+            seen_sha.add(r["sha"])
+            chosen.append(r)
+    buckets = []
 for fmt, lo, hi, quota in buckets:
     per_pkg = collections.OrderedDict()
     for r in sorted(rows, key=lambda r: (r["pkg"], r["path"])):
@@ -179,6 +196,9 @@ with open(os.path.join(out, "manifest.tsv"), "w") as m:
     m.write("package\tpath\tfile\tformat\twidth\theight\tMP\tbytes\tversion\tsha256\n")
     for r in sorted(chosen, key=lambda r: (r["fmt"], -r["mp"], r["pkg"], r["path"])):
         n = name_for(r)
+        if wide and n in names:  # two files the naming rule cannot tell apart
+            stem, ext = n.rsplit(".", 1)
+            n = next(f"{stem}-{i}.{ext}" for i in range(2, 1000) if f"{stem}-{i}.{ext}" not in names)
         assert n not in names, n
         names.add(n)
         shutil.copyfile(os.path.join(root, r["pkg"]) + r["path"], os.path.join(out, n))

@@ -4,16 +4,18 @@
 # malloc-phases.sh: the corpus, a release build of thumbd (or THUMBD_BIN), the corpus names in
 # $work/names.txt, an nginx origin for it on 127.0.0.1:18181 (/src/), and an EXIT trap that stops
 # nginx and the thumbd whose pid is in $pid. Sets work, bin, pid; start_thumbd starts more.
+# CORPUS_DIR: another corpus directory, already built (bench/cold-wide.sh's).
 work=bench/work/allocators
 mkdir -p "$work/logs"
-bench/corpus.sh >/dev/null
+corpus_dir=${CORPUS_DIR:-bench/corpus}
+[ "$corpus_dir" != bench/corpus ] || bench/corpus.sh >/dev/null
 if [ -n "${THUMBD_BIN:-}" ]; then
   bin=$THUMBD_BIN
 else
   swift build -c release --product thumbd >"$work/build.log" 2>&1
   bin="$(swift build -c release --show-bin-path)/thumbd"
 fi
-find bench/corpus -maxdepth 1 \( -name '*.jpg' -o -name '*.png' \) -printf '%f\n' | sort >"$work/names.txt"
+find "$corpus_dir" -maxdepth 1 \( -name '*.jpg' -o -name '*.png' \) -printf '%f\n' | sort >"$work/names.txt"
 cat >"$work/nginx.conf" <<NGINX
 worker_processes 1;
 daemon on;
@@ -24,7 +26,7 @@ http {
   access_log off;
   sendfile on;
   client_body_temp_path $PWD/$work/tmp;
-  server { listen 127.0.0.1:18181; location /src/ { alias $PWD/bench/corpus/; } }
+  server { listen 127.0.0.1:18181; location /src/ { alias $PWD/$corpus_dir/; } }
 }
 NGINX
 mkdir -p "$work/tmp"
