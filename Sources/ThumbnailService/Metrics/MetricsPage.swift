@@ -1,9 +1,9 @@
 import ThumbnailCore
 import Vips
 
-/// `GET /metrics`: one Prometheus page from the pipeline's one snapshot (`Pipeline.metrics`), the
-/// HTTP layer's counters (`RequestMetrics`), libvips' tracked memory
-/// and the process. Names start with `thumbd_` (the process's with the standard `process_`),
+/// `GET /metrics`: one Prometheus page from the pipeline's one snapshot (`Pipeline.metrics`, the
+/// fetcher's breakers included), the HTTP layer's counters (`RequestMetrics`), libvips' tracked
+/// memory and the process. Names start with `thumbd_` (the process's with the standard `process_`),
 /// values are in base units (seconds, bytes), counters end in `_total`, and every label value
 /// comes from a fixed set: a URL or a host is never a label.
 final class MetricsPage: Sendable {
