@@ -3,7 +3,8 @@
 # that fills within the first slice (A, --cache-bytes 256M as in run.sh) and one that never fills
 # (B, 4G), get the same cold-miss load at once (so the VM's speed drift hits both alike) in
 # SLICES (5) consecutive slices of SECS (40) seconds; per slice and process: images, user and
-# system CPU ms and page faults per image, RSS. A_ARGS / B_ARGS replace the two cache flags.
+# system CPU ms and page faults per image, RSS. A_ARGS / B_ARGS replace the two cache flags;
+# B_BIN runs B from another binary (two builds side by side).
 #   bench/cache-fill.sh                 THUMBD_BIN=… skips the build (see bench/malloc-setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ served() { grep -c 'route=/thumb status=200' "$work/logs/cache-fill-$1.log" || t
 read -ra a_args <<<"${A_ARGS:---cache-bytes 256M}"
 read -ra b_args <<<"${B_ARGS:---cache-bytes 4G}"
 start_thumbd "$bin" 18421 "$work/logs/cache-fill-A.log" "${a_args[@]}"
-start_thumbd "$bin" 18422 "$work/logs/cache-fill-B.log" "${b_args[@]}"
+start_thumbd "${B_BIN:-$bin}" 18422 "$work/logs/cache-fill-B.log" "${b_args[@]}"
 secs=${SECS:-40}
 declare -A f0 u0 s0 n0
 for s in $(seq "${SLICES:-5}"); do
@@ -50,4 +51,4 @@ for s in $(seq "${SLICES:-5}"); do
   done
   echo "$line"
 done
-echo "A = ${a_args[*]}, B = ${b_args[*]} ($bin)"
+echo "A = $bin ${a_args[*]}, B = ${B_BIN:-$bin} ${b_args[*]}"
