@@ -45,9 +45,9 @@ for s in $(seq "${SLICES:-5}"); do
       line="$line  $t: no image served (see $work/logs/cache-fill-$t.log)"
       continue
     fi
-    rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$p/status")
+    rss=$(awk '/VmRSS/ {r = int($2 / 1024)} /VmHWM/ {h = int($2 / 1024)} END {print r " MiB (peak " h}' "/proc/$p/status")
     # clock ticks are 10 ms
-    line="$line  $t: images $n, user $(((u1 - u0[$t]) * 10 / n)) sys $(((s1 - s0[$t]) * 10 / n)) ms/image, faults $(((f1 - f0[$t]) / n))/image, RSS $rss MiB"
+    line="$line  $t: images $n, user $(((u1 - u0[$t]) * 10 / n)) sys $(((s1 - s0[$t]) * 10 / n)) ms/image, faults $(((f1 - f0[$t]) / n))/image, RSS $rss MiB so far)"
   done
   echo "$line"
 done

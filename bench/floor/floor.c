@@ -6,7 +6,8 @@
  * memory. No HTTP, no fetch, no cache, no header check, no colour handling beyond what
  * vips_thumbnail does itself.
  *
- *   floor --corpus DIR [--threads N] [--seconds S]
+ *   floor --corpus DIR [--threads N] [--seconds S] [--count N]
+ * (--count: the first N requests only, whatever the time: for instruction counts under callgrind)
  *
  * DIR/manifest.tsv (bench/corpus.sh) names the images, in the order bench/lua/misses.lua
  * cycles through them. Request k (a counter shared by all threads) takes image k mod count at
@@ -43,6 +44,7 @@ static atomic_long next_k;    /* request number k, shared by all threads */
 static atomic_long done;      /* requests that produced a JPEG */
 static atomic_long failed;    /* requests that did not */
 static double deadline;
+static long max_requests = -1; /* --count: stop after this many requests (for callgrind) */
 
 static double now(void) {
     struct timespec t;
@@ -75,6 +77,7 @@ static void *worker(void *unused) {
     (void)unused;
     while (now() < deadline) {
         long k = atomic_fetch_add(&next_k, 1);
+        if (max_requests >= 0 && k >= max_requests) break;
         Image *image = &images[k % image_count];
         int width = 200 + (int)(k % 200);
         VipsImage *thumb = NULL;
@@ -149,10 +152,11 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--corpus")) corpus = argv[i + 1];
         else if (!strcmp(argv[i], "--threads")) threads = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
-        else die("usage: floor --corpus DIR [--threads N] [--seconds S]");
+        else if (!strcmp(argv[i], "--count")) max_requests = atol(argv[i + 1]);
+        else die("usage: floor --corpus DIR [--threads N] [--seconds S] [--count N]");
     }
     if (!corpus || argc % 2 == 0 || threads < 1 || !(seconds > 0))
-        die("usage: floor --corpus DIR [--threads N] [--seconds S]");
+        die("usage: floor --corpus DIR [--threads N] [--seconds S] [--count N]");
 
     if (VIPS_INIT(argv[0])) die("vips_init failed");
     /* One libvips worker thread per pipeline: each request runs on the thread that calls it, and

@@ -15,7 +15,7 @@ import Vips
 //   memory     one image, one render in this process: the decode-memory estimate against the
 //              measured peak (RSS and libvips' tracked high-water), see MemoryMode.swift
 //
-//   thumbd-bench MODE --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg]
+//   thumbd-bench MODE --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg] [--count N]
 //
 // Prints one JSON line: requests, seconds, rps, cpu_seconds, cpu_ms_per_request, peak_rss_bytes.
 
@@ -31,7 +31,8 @@ let mode = arguments.first ?? ""
 if mode == "memory" { measureDecodeMemory(Array(arguments.dropFirst())) }
 guard mode == "inprocess" || mode == "newsize" || mode == "copymiss" else {
     fail(
-        "usage: thumbd-bench inprocess|copymiss|newsize --corpus DIR --threads N --seconds S --widths A-B [--format F]")
+        "usage: thumbd-bench inprocess|copymiss|newsize --corpus DIR --threads N --seconds S --widths A-B [--format F] [--count N]"
+    )
 }
 arguments.removeFirst()
 var options: [String: String] = [:]
@@ -42,6 +43,8 @@ while arguments.count >= 2, arguments[0].hasPrefix("--") {
 guard let corpus = options["corpus"] else { fail("--corpus is required") }
 let threads = Int(options["threads"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
 let seconds = Double(options["seconds"] ?? "") ?? 30
+/// `--count N`: the first N requests only, whatever the time (instruction counts under callgrind).
+let maxRequests = options["count"].flatMap { Int($0) }
 let widthRange = (options["widths"] ?? "200-399").split(separator: "-").compactMap { Int($0) }
 guard widthRange.count == 2, widthRange[0] >= 1, widthRange[0] <= widthRange[1] else { fail("--widths A-B") }
 let format: RequestedFormat = options["format"].flatMap(OutputFormat.init(rawValue:)).map { .exactly($0) } ?? .source
@@ -91,6 +94,7 @@ for _ in 0..<threads {
                 defer { counts.taken += 1 }
                 return counts.taken
             }
+            if let maxRequests, n >= maxRequests { break }
             // Images cycle, widths cycle: the same sequence the bench's cold-miss requests use.
             let width = widths.lowerBound + n % widths.count
             let source = sources[n % sources.count]
@@ -116,7 +120,7 @@ let cpu = cpuSeconds() - cpuStart
 var usage = rusage()
 getrusage(RUSAGE_SELF.rawValue, &usage)
 let peak = usage.ru_maxrss * 1024  // KiB on Linux
-let (counter, errors) = counts.withLock { ($0.taken, $0.errors) }
+let (counter, errors) = counts.withLock { (min($0.taken, maxRequests ?? .max), $0.errors) }
 let done = counter - errors
 let line =
     "{\"requests\": \(done), \"errors\": \(errors), \"seconds\": \(String(format: "%.3f", elapsed)), "
