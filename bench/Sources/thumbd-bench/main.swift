@@ -49,20 +49,24 @@ let widthRange = (options["widths"] ?? "200-399").split(separator: "-").compactM
 guard widthRange.count == 2, widthRange[0] >= 1, widthRange[0] <= widthRange[1] else { fail("--widths A-B") }
 let format: RequestedFormat = options["format"].flatMap(OutputFormat.init(rawValue:)).map { .exactly($0) } ?? .source
 
+// The same process set-up as thumbd (glibc malloc settings from the same defaults, or from the
+// same THUMBD_MALLOC_* variables, huge pages included), so the comparison is of the pipeline, not
+// the allocator. Without the huge pages thumbd re-executes itself for, this pipeline measured
+// 1.09–1.24× the floor's CPU against 1.01–1.06× with them (docs/performance-history.md, 4 Dec).
+// Before anything else: the re-exec starts the process again.
+if case .success(.run(let configuration)) = ServiceConfiguration.load(
+    arguments: [], environment: ProcessInfo.processInfo.environment)
+{
+    MallocTuning.reexecWithHugePagesIfWanted(configuration)
+    MallocTuning.apply(configuration)
+}
+
 let files = ((try? FileManager.default.contentsOfDirectory(atPath: corpus)) ?? []).sorted()
     .filter { ["jpg", "jpeg", "png"].contains(($0 as NSString).pathExtension.lowercased()) }
 let sources: [ImageBytes] = files.compactMap { name in
     (try? Data(contentsOf: URL(fileURLWithPath: corpus).appendingPathComponent(name))).map { ImageBytes([UInt8]($0)) }
 }
 guard !sources.isEmpty else { fail("no .jpg/.png files in \(corpus)") }
-
-// The same process set-up as thumbd (glibc malloc settings from the same defaults, or from the
-// same THUMBD_MALLOC_* variables), so the comparison is of the pipeline, not the allocator.
-if case .success(.run(let configuration)) = ServiceConfiguration.load(
-    arguments: [], environment: ProcessInfo.processInfo.environment)
-{
-    MallocTuning.apply(configuration)
-}
 
 let renderer = ThumbnailRenderer(imaging: VipsImaging(), maxSourcePixels: 75_000_000)
 /// Requests taken and failed, shared by the threads.
