@@ -1,3 +1,4 @@
+import Curl
 internal import Primitives
 
 #if canImport(Glibc)
@@ -15,7 +16,9 @@ internal import Primitives
 /// Trimming at the top is not enough: one long-lived block above the freed working buffers (a
 /// cached thumbnail, a cache entry) pins the heap's size, and everything below it stays resident
 /// as free holes. A thread calls `malloc_trim` every `--malloc-trim-interval`, which hands the
-/// pages of those holes back; only the pages the next decodes touch are faulted in again.
+/// pages of those holes back; only the pages the next decodes touch are faulted in again. The same
+/// thread unmaps the freed bodies' mappings that no new body took within an interval
+/// (`CurlBody.releaseIdleMappings`); with the trim off, those stay bounded by the pool's size.
 public enum MallocTuning {
     /// From <malloc.h>, which Swift's Glibc module does not export.
     static let arenaMax: Int32 = -8  // M_ARENA_MAX
@@ -97,6 +100,7 @@ public enum MallocTuning {
                     var remaining = Glibc.timespec()
                     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
                     _ = trim(0)
+                    CurlBody.releaseIdleMappings()
                 }
             }
         }
