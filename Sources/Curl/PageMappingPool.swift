@@ -47,7 +47,7 @@ final class PageMappingPool: Sendable {
         self.maxMappings = maxMappings
     }
 
-    /// Bytes idle in the pool (tests, metrics).
+    /// Bytes idle in the pool (tests).
     var idleBytes: Int { state.withLock { $0.idleBytes } }
 
     /// A mapping of exactly `size` bytes (a whole number of pages), recycled when one at least as
