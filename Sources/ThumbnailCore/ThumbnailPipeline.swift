@@ -50,17 +50,12 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         /// this fits beside what is charged, so fetches never start into more than the budget.
         /// The service sets it to `--max-source-bytes`, the most a fetch can grow to.
         public var fetchReservation: Int
-        /// How long an admitted job may wait in the queue (for a worker, or for working memory)
-        /// before it is answered 503 instead of run (`--queue-timeout`): under a burst of heavy
-        /// sources a full queue would otherwise hold its last clients for minutes.
-        public var queueTimeout: Duration
 
         /// No defaults: the service's settings (`ServiceConfiguration`) are where they are written.
         public init(
             maxSourcePixels: Int, errorTTL: Duration, freshness: FreshnessPolicy, maxPromisedLifetime: Duration,
-            maxFetchesPerOrigin: Int, fetchTimeout: Duration, fetchReservation: Int, queueTimeout: Duration
+            maxFetchesPerOrigin: Int, fetchTimeout: Duration, fetchReservation: Int
         ) {
-            self.queueTimeout = queueTimeout
             self.maxSourcePixels = maxSourcePixels
             self.errorTTL = errorTTL
             self.freshness = freshness
@@ -94,7 +89,6 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
     let originSlots: OriginSlots
     private let fetchReservation: Int
-    private let queueTimeout: Duration
     private let fetchTimeout: Duration
     let policy: FreshnessPolicy
     private let maxPromisedLifetime: Duration
@@ -128,7 +122,6 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
         self.fetchReservation = limits.fetchReservation
-        self.queueTimeout = limits.queueTimeout
         self.fetchTimeout = limits.fetchTimeout
         self.originSlots = OriginSlots(limit: limits.maxFetchesPerOrigin, wait: limits.fetchTimeout, now: now)
         self.policy = limits.freshness
@@ -246,12 +239,13 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         let copyKey = CacheKey.decoded(request.source)
         if case .decoded(let copy, let freshness) = cache.value(forKey: copyKey), copy.canServe(spec) {
             // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
-            let queued = now()
-            ticket.run(costing: { [renderer] in renderer.cutEstimate(copy, spec: spec) }) { [self] in
-                if let late = waitedTooLong(since: queued) { return .failure(late) }
-                return store(
-                    render(\.fromCopy) { () throws(ThumbnailError) in try renderer.render(decoded: copy, spec: spec) },
-                    key, freshness)
+            ticket.run(costing: { [renderer] _ in renderer.cutEstimate(copy, spec: spec) }) { [self] deadline in
+                store(
+                    render(\.fromCopy) { () throws(ThumbnailError) in
+                        try renderer.render(decoded: copy, spec: spec, deadline: deadline)
+                    }, key, freshness)
+            } orElse: { [self] late in
+                .failure(lateFailure(late, request.source))
             } then: { [self] result in
                 variantFlights.complete(key, with: result)
             }
@@ -294,14 +288,22 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         return ThumbnailError(.originTimeout, "no fetch slot of \(origin) in time")
     }
 
-    /// A job that waited in the queue past `--queue-timeout` is not run: its client hears 503
-    /// (retry shortly) now rather than its answer minutes later. Checked as a worker takes the job,
-    /// so a queue of expired jobs drains at once.
-    private func waitedTooLong(since queued: ContinuousClock.Instant) -> ThumbnailError? {
-        let waited = now() - queued
-        guard waited > queueTimeout else { return nil }
-        counters.withLock { $0.renders.expiredInQueue += 1 }
-        return ThumbnailError(.queueFull, "waited \(waited) in the queue (over --queue-timeout)")
+    /// What a job's client hears when the pool gave the job up. Queued past `--queue-timeout`: 503,
+    /// retry shortly (its answer minutes later would help nobody). Running past `--job-timeout`:
+    /// the source is remembered as failed for `--error-ttl` and its original and decoded copy are
+    /// dropped, so one source that makes the decoder spin cannot take a worker per request.
+    private func lateFailure(_ late: WorkerPool.Late, _ source: SourceURL) -> ThumbnailError {
+        switch late {
+        case .queueTimeout:
+            counters.withLock { $0.renders.expiredInQueue += 1 }
+            return ThumbnailError(.queueFull, "waited in the queue past --queue-timeout")
+        case .jobTimeout:
+            let error = countedFailure(ThumbnailError(.processingTimeout, "ran past --job-timeout: \(source)"))
+            failures.remember(error, of: source)
+            cache.removeValue(forKey: .original(source))
+            cache.removeValue(forKey: .decoded(source))
+            return error
+        }
     }
 
     /// The miss path from the original (cached, or fetched now with `slot` or one taken later).
@@ -321,10 +323,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
                 // A fetched original is outside the cache budget until its job is done: it counts
                 // against the work budget meanwhile (a cached one is in the cache's already).
                 let held = workers.charge(wasCached ? 0 : bytes.count)
-                let queued = now()
-                ticket.run(costing: { [self] in estimate(bytes, spec, keepingCopy: wasCached) }) { [self] in
+                ticket.run(costing: { [self] _ in estimate(bytes, spec, keepingCopy: wasCached) }) { [self] deadline in
                     defer { held.end() }
-                    if let late = waitedTooLong(since: queued) { return .failure(late) }
                     if let refusal = memoryRefusal(bytes, spec, keepingCopy: wasCached) {
                         return .failure(countedFailure(refusal))
                     }
@@ -332,12 +332,12 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
                         // The first size of this source: streamed, nothing else kept.
                         return store(
                             render(\.fromOriginal) { () throws(ThumbnailError) in
-                                try renderer.render(original: bytes, spec: spec)
+                                try renderer.render(original: bytes, spec: spec, deadline: deadline)
                             }, key, freshness)
                     }
                     // Asked for before: this is a further size, so a reusable copy will pay.
                     let made = Result { () throws(ThumbnailError) in
-                        try renderer.renderKeepingCopy(original: bytes, spec: spec)
+                        try renderer.renderKeepingCopy(original: bytes, spec: spec, deadline: deadline)
                     }
                     if case .success(let (_, copy?)) = made {
                         variantFlights.storeUnlessStale(key) { keep(copy, freshness, forKey: copyKey) }
@@ -345,6 +345,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
                     let counter: WritableKeyPath<PipelineMetrics.Renders, Int> =
                         (try? made.get().copy) != nil ? \.copiesMade : \.fromOriginal
                     return store(render(counter) { () throws(ThumbnailError) in try made.get().image }, key, freshness)
+                } orElse: { [self] late in
+                    held.end()
+                    return .failure(lateFailure(late, request.source))
                 } then: { [self] result in
                     variantFlights.complete(key, with: result)
                 }

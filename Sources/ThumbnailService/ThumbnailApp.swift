@@ -50,7 +50,8 @@ public final class ThumbnailApp: Sendable {
             cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
             workers: WorkerPool(
                 workers: configuration.processing.workers, queueCapacity: configuration.processing.queueCapacity,
-                workBudget: configuration.processing.workBytes),
+                workBudget: configuration.processing.workBytes, queueTimeout: configuration.processing.queueTimeout,
+                jobTimeout: configuration.processing.jobTimeout),
             fetcher: custom ?? fetcher, imaging: VipsImaging(),
             limits: .init(
                 maxSourcePixels: configuration.processing.maxSourcePixels, errorTTL: configuration.fetch.errorTTL,
@@ -61,8 +62,7 @@ public final class ThumbnailApp: Sendable {
                 maxPromisedLifetime: configuration.cache.maxAge,
                 maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout,
                 // A fetch may grow to --max-source-bytes: that is what it reserves until it knows.
-                fetchReservation: configuration.fetch.maxSourceBytes,
-                queueTimeout: configuration.processing.queueTimeout),
+                fetchReservation: configuration.fetch.maxSourceBytes),
             now: clock
         ) { image, fingerprint, lifetime in
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).

@@ -121,9 +121,9 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         return SourceInfo(format: .jpeg, width: Int(bytes[0]) * 10, height: Int(bytes[1]) * 10)
     }
 
-    func decode(_ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int) throws(ThumbnailError)
-        -> DecodedSource<FakeCopy>
-    {
+    func decode(
+        _ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int, deadline: JobDeadline
+    ) throws(ThumbnailError) -> DecodedSource<FakeCopy> {
         decodes.withLock { $0 += 1 }
         let scale = min(1, Double(width) / Double(info.width), Double(height) / Double(info.height))
         let w = max(1, Int((Double(info.width) * scale).rounded()))
@@ -131,8 +131,8 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         return DecodedSource(handle: FakeCopy(width: w, height: h), width: w, height: h, byteCount: w * h, source: info)
     }
 
-    func encode(_ input: EncodeInput<FakeCopy>, resize: Resize, output: OutputChoice) throws(ThumbnailError)
-        -> EncodedImage
+    func encode(_ input: EncodeInput<FakeCopy>, resize: Resize, output: OutputChoice, deadline: JobDeadline)
+        throws(ThumbnailError) -> EncodedImage
     {
         counter.withLock { $0 += 1 }
         gate.wait()
@@ -154,12 +154,12 @@ extension ThumbnailPipeline.Limits {
     static func test(
         maxSourcePixels: Int = 75_000_000, errorTTL: Duration = .seconds(10), freshness: FreshnessPolicy = .test(),
         maxPromisedLifetime: Duration = .seconds(86_400), maxFetchesPerOrigin: Int = 8,
-        fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20, queueTimeout: Duration = .seconds(20)
+        fetchTimeout: Duration = .seconds(20), fetchReservation: Int = 1 << 20
     ) -> Self {
         Self(
             maxSourcePixels: maxSourcePixels, errorTTL: errorTTL, freshness: freshness,
             maxPromisedLifetime: maxPromisedLifetime, maxFetchesPerOrigin: maxFetchesPerOrigin,
-            fetchTimeout: fetchTimeout, fetchReservation: fetchReservation, queueTimeout: queueTimeout)
+            fetchTimeout: fetchTimeout, fetchReservation: fetchReservation)
     }
 }
 

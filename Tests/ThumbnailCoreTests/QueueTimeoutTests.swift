@@ -22,30 +22,32 @@ import Testing
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
     }
 
-    @Test func aJobQueuedPastTheTimeoutIsAnswered503WithoutRunning() async throws {
+    /// The deadline is the pool's timer: the queued job hears 503 while the only worker is still
+    /// held on the gate (nothing else could wake the queue).
+    @Test func aJobQueuedPastTheTimeoutIsAnswered503WhileTheWorkersAreHeld() async throws {
         let clock = FakeClock()
         let imaging = FakeImaging(gate: Gate(open: false))
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
-        let pipeline = makePipeline(
-            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .test(queueTimeout: .seconds(5)))
+        let pool = WorkerPool(workers: 1, queueCapacity: 4, queueTimeout: .milliseconds(200))
+        let pipeline = makePipeline(clock, fetcher, imaging, pool, .test())
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
         #expect(await pipeline.eventually { $0.workers.running == 1 })
-        let secondRequest = try request(second)
-        async let queued = pipeline.thumbnail(secondRequest)
-        #expect(await pipeline.eventually { $0.workers.queuedInteractive == 1 })
-        clock.advance(.seconds(6))
-        imaging.gate.open()
-        let (done, _) = await running
-        #expect(try text(done) == "w=100,h=50")
-        let (late, _) = await queued
+        let (late, _) = await pipeline.thumbnail(try request(second))
         guard case .failure(let error) = late else {
             Issue.record("expected a 503 for the job that waited past the timeout")
             return
         }
         #expect(error.code == .queueFull)
-        #expect(imaging.encodes == 1)  // the late job never ran
+        #expect(pipeline.metrics.workers.running == 1)  // the first is still held: the timer answered
+        #expect(pipeline.metrics.workers.queuedInteractive == 0)
+        #expect(pipeline.metrics.workers.expiredInQueue == 1)
         #expect(pipeline.metrics.renders.expiredInQueue == 1)
+        imaging.gate.open()
+        let (done, _) = await running
+        #expect(try text(done) == "w=100,h=50")
+        #expect(imaging.encodes == 1)  // the late job never ran
+        #expect(await pipeline.eventually { $0.workers.admitted == 0 })
     }
 
     @Test func aJobWithinTheTimeoutRuns() async throws {
@@ -53,14 +55,13 @@ import Testing
         let imaging = FakeImaging(gate: Gate(open: false))
         let fetcher = FakeFetcher([first: .success([100, 50]), second: .success([100, 50])])
         let pipeline = makePipeline(
-            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4), .test(queueTimeout: .seconds(5)))
+            clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4, queueTimeout: .seconds(20)), .test())
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
         #expect(await pipeline.eventually { $0.workers.running == 1 })
         let secondRequest = try request(second)
         async let queued = pipeline.thumbnail(secondRequest)
         #expect(await pipeline.eventually { $0.workers.queuedInteractive == 1 })
-        clock.advance(.seconds(4))
         imaging.gate.open()
         _ = await running
         let (result, _) = await queued

@@ -36,6 +36,17 @@ import Testing
         #expect(post.header("allow") == "GET, HEAD")
     }
 
+    /// Stuck workers past what the pool replaces (JobTimeoutTests make them) take the instance out
+    /// of rotation once fewer than half are usable.
+    @Test func tooFewUsableWorkersIsNotReady() {
+        #expect(!Readiness.tooFewWorkers(usable: 2, of: 2))
+        #expect(!Readiness.tooFewWorkers(usable: 1, of: 2))
+        #expect(Readiness.tooFewWorkers(usable: 0, of: 2))
+        #expect(!Readiness.tooFewWorkers(usable: 4, of: 8))
+        #expect(Readiness.tooFewWorkers(usable: 3, of: 8))
+        #expect(Readiness.tooFewWorkers(usable: 0, of: 1))
+    }
+
     @Test func drainingTurnsReadyzTo503AndClosesKeepAliveButServesEverythingElse() async throws {
         let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)])
         let thumb = h.thumb("/p.jpg")

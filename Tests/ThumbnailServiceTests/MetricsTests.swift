@@ -48,6 +48,10 @@ import Vips
         #expect((after["process_open_fds"] ?? 0) > 0)
         #expect((after["process_start_time_seconds"] ?? 0) > 1_600_000_000)
         #expect(after["thumbd_work_memory_budget_bytes"] == Double(h.app.configuration.processing.workBytes))
+        #expect(after["thumbd_workers_usable"] == Double(h.app.configuration.processing.workers))
+        #expect(after["thumbd_workers_stuck"] == 0)
+        #expect(after["thumbd_workers_replaced_total"] == 0)
+        #expect(after["thumbd_jobs_timed_out_total"] == 0)
     }
 
     @Test func aDecodedCopyAndItsCutAreTimedByFormat() async throws {

@@ -18,7 +18,7 @@ final class FailedFetches: Sendable {
 
     /// Which failures are the origin's, and so worth remembering.
     static func isRemembered(_ error: ThumbnailError) -> Bool {
-        [.sourceNotFound, .originFailed, .originTimeout].contains(error.code)
+        [.sourceNotFound, .originFailed, .originTimeout, .processingTimeout].contains(error.code)
     }
 
     /// The remembered failure of `source`, if it has not expired.

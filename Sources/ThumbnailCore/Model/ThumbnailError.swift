@@ -15,6 +15,8 @@ public struct ThumbnailError: Error, Sendable, Equatable, CustomStringConvertibl
         case originFailed
         case originTimeout
         case queueFull
+        /// Making the image ran past `--job-timeout` (the work was stopped or abandoned).
+        case processingTimeout
         case notCached
         case shuttingDown
         case `internal`

@@ -5,6 +5,8 @@ public protocol ImageDecoding: Sendable {
     /// The library's own decoded image, carried opaquely by `DecodedSource`.
     associatedtype Decoded: Sendable
 
-    func decode(_ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int) throws(ThumbnailError)
+    func decode(
+        _ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int, deadline: JobDeadline
+    ) throws(ThumbnailError)
         -> DecodedSource<Decoded>
 }

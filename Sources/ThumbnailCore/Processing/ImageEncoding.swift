@@ -5,7 +5,8 @@
 public protocol ImageEncoding: Sendable {
     associatedtype Decoded: Sendable
 
-    func encode(_ input: EncodeInput<Decoded>, resize: Resize, output: OutputChoice) throws(ThumbnailError)
+    func encode(_ input: EncodeInput<Decoded>, resize: Resize, output: OutputChoice, deadline: JobDeadline)
+        throws(ThumbnailError)
         -> EncodedImage
 }
 

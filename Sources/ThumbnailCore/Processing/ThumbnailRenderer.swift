@@ -60,46 +60,55 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
     }
 
     /// The first size of a source: streamed from the original, nothing kept.
-    public func render(original: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> EncodedImage {
+    public func render(original: ImageBytes, spec: TransformSpec, deadline: JobDeadline = .none) throws(ThumbnailError)
+        -> EncodedImage
+    {
         let info = try inspect(original)
-        return try encode(.original(original, info), info: info, spec: spec)
+        return try encode(.original(original, info), info: info, spec: spec, deadline: deadline)
     }
 
     /// A later size of a source: decodes the reusable copy and cuts from it when the copy can
     /// serve this size; otherwise (a large output) streams from the original and returns no copy.
-    public func renderKeepingCopy(original: ImageBytes, spec: TransformSpec) throws(ThumbnailError) -> (
-        image: EncodedImage, copy: DecodedSource<Imaging.Decoded>?
-    ) {
+    public func renderKeepingCopy(original: ImageBytes, spec: TransformSpec, deadline: JobDeadline = .none)
+        throws(ThumbnailError) -> (
+            image: EncodedImage, copy: DecodedSource<Imaging.Decoded>?
+        )
+    {
         let info = try inspect(original)
         let box = Self.copyBox(for: info)
         guard DecodedSource<Imaging.Decoded>.canServe(spec, copyWidth: box.width, copyHeight: box.height, source: info)
-        else { return (try encode(.original(original, info), info: info, spec: spec), nil) }
+        else { return (try encode(.original(original, info), info: info, spec: spec, deadline: deadline), nil) }
         let start = ContinuousClock.now
-        let copy = try imaging.decode(original, info: info, fittingWidth: box.width, height: box.height)
+        let copy = try imaging.decode(
+            original, info: info, fittingWidth: box.width, height: box.height, deadline: deadline)
         timings?.recordDecode(info.format, since: start)
-        guard copy.canServe(spec) else { return (try encode(.original(original, info), info: info, spec: spec), nil) }
-        return (try render(decoded: copy, spec: spec), copy)
+        guard copy.canServe(spec) else {
+            return (try encode(.original(original, info), info: info, spec: spec, deadline: deadline), nil)
+        }
+        return (try render(decoded: copy, spec: spec, deadline: deadline), copy)
     }
 
     /// Cuts and encodes from a decoded copy.
-    public func render(decoded: DecodedSource<Imaging.Decoded>, spec: TransformSpec) throws(ThumbnailError)
-        -> EncodedImage
-    {
-        try encode(.decoded(decoded), info: decoded.source, spec: spec)
-    }
-
-    private func encode(_ input: EncodeInput<Imaging.Decoded>, info: SourceInfo, spec: TransformSpec)
+    public func render(decoded: DecodedSource<Imaging.Decoded>, spec: TransformSpec, deadline: JobDeadline = .none)
         throws(ThumbnailError) -> EncodedImage
     {
+        try encode(.decoded(decoded), info: decoded.source, spec: spec, deadline: deadline)
+    }
+
+    private func encode(
+        _ input: EncodeInput<Imaging.Decoded>, info: SourceInfo, spec: TransformSpec, deadline: JobDeadline
+    ) throws(ThumbnailError) -> EncodedImage {
         let resize = OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height)
         let format = spec.format.resolve(for: info)
         // "Like the source" picks PNG for a GIF/HEIF/TIFF with an alpha band; if no pixel uses
         // it (every GIF loads with one), JPEG is what the rule means.
         let alphaOnly = spec.format == .source && format == .png && ![.jpeg, .png, .webp].contains(info.format)
         let output = OutputChoice(format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil)
-        guard let timings else { return try imaging.encode(input, resize: resize, output: output) }
+        guard let timings else { return try imaging.encode(input, resize: resize, output: output, deadline: deadline) }
         let start = ContinuousClock.now
-        let encoded = Result { () throws(ThumbnailError) in try imaging.encode(input, resize: resize, output: output) }
+        let encoded = Result { () throws(ThumbnailError) in
+            try imaging.encode(input, resize: resize, output: output, deadline: deadline)
+        }
         var fromCopy = false
         if case .decoded = input { fromCopy = true }
         timings.recordEncode((try? encoded.get())?.format ?? format, fromCopy: fromCopy, since: start)

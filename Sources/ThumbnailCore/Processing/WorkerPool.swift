@@ -1,7 +1,8 @@
 internal import Primitives
 import Synchronization
 
-/// Dedicated threads for blocking C work (libvips), with a bounded admission count.
+/// Dedicated threads for blocking C work (libvips), with a bounded admission count and deadlines
+/// that hold whatever the threads are doing.
 ///
 /// Admission is a try-acquire (`reserve`): it fails at once when `workers + queueCapacity` jobs
 /// are already admitted, so a full service answers 503 cheaply instead of queueing without bound.
@@ -11,14 +12,25 @@ import Synchronization
 /// lock out interactive work. Never Swift's cooperative pool: a 100 ms decode there would stall
 /// every task in the process.
 ///
-/// The pool also keeps the working-memory budget (`--work-bytes`): a job sized by `run(costing:)`
-/// starts only when its estimated decode memory fits beside everything already charged (running
-/// decodes, and outside charges: fetched originals waiting for their job, fetches in progress);
-/// until then it waits at the head of its queue, and a background job never overtakes a waiting
-/// interactive one. So that waiting originals can never starve every job, a job that does not fit
-/// still starts when no sized job is running (then the budget is exceeded by at most that job).
+/// Two deadlines, both kept by the pool's own watchdog thread (`WorkerPool+Watchdog.swift`), not
+/// by the workers, so they hold even when every worker is stuck:
+/// - `queueTimeout`: a job still queued (for a worker, or for working memory) that long is taken
+///   out and answered with its `late` result.
+/// - `jobTimeout`: a job running that long is answered with its `late` result at once; its work
+///   gets the deadline too, so libvips can stop itself (its kill flag). A call that cannot be
+///   stopped keeps its thread, which is abandoned and replaced so capacity comes back.
+///
+/// The pool also keeps the working-memory budget (`--work-bytes`, `WorkerPool+Budget.swift`).
 public final class WorkerPool: Sendable {
     public enum Priority: Sendable { case interactive, background }
+
+    /// Why a job was answered without its work's result.
+    public enum Late: Sendable, Equatable {
+        /// It waited in the queue past `queueTimeout` and never ran.
+        case queueTimeout
+        /// It ran past `jobTimeout`; its thread was abandoned (and replaced) if the work went on.
+        case jobTimeout
+    }
 
     /// A reserved place in the pool. Run one job with it, or drop it (`release`) if there is
     /// nothing to run; either way the place is freed exactly once.
@@ -32,27 +44,29 @@ public final class WorkerPool: Sendable {
             self.priority = priority
         }
 
-        /// Queues `job` on a worker thread; the ticket is freed when it returns.
-        public func run(_ job: @escaping @Sendable () -> Void) {
-            run(job, then: { _ in })
-        }
-
-        /// Runs `work` on a worker thread, frees the ticket, then calls `deliver` with the result
-        /// on the same thread: whoever is told "done" can already use the freed place.
-        public func run<T>(_ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void) {
-            guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            pool.enqueue(nil, work, deliver, priority: priority)
-        }
-
-        /// As `run(_:then:)`, charging the work budget: `cost` runs first on a worker (a header
+        /// Runs `work` on a worker thread with its deadline, frees the place, then calls `deliver`
+        /// with the result on the same thread: whoever is told "done" can already use the freed
+        /// place. With `cost`, the work budget is charged: `cost` runs first on a worker (a header
         /// read: cheap) and gives the job's memory estimate in bytes; `work` then runs once that
-        /// fits, holding it until it returns.
-        public func run<T>(
-            costing cost: @escaping @Sendable () -> Int, _ work: @escaping @Sendable () -> T,
-            then deliver: @escaping @Sendable (T) -> Void
+        /// fits, holding it until it returns. When a deadline passes first, `deliver` gets
+        /// `late(reason)` instead — exactly once either way.
+        public func run<T: Sendable>(
+            costing cost: (@Sendable (JobDeadline) -> Int)? = nil, _ work: @escaping @Sendable (JobDeadline) -> T,
+            orElse late: @escaping @Sendable (Late) -> T, then deliver: @escaping @Sendable (T) -> Void
         ) {
             guard !used.exchange(true, ordering: .acquiringAndReleasing) else { return }
-            pool.enqueue(cost, work, deliver, priority: priority)
+            pool.enqueue(cost, work, late, deliver, priority: priority)
+        }
+
+        /// As `run(costing:_:orElse:then:)` for work with no result: `deliver` runs when it is done
+        /// or was given up.
+        public func run(
+            costing cost: (@Sendable () -> Int)? = nil, _ work: @escaping @Sendable () -> Void,
+            then deliver: @escaping @Sendable () -> Void = {}
+        ) {
+            var sized: (@Sendable (JobDeadline) -> Int)? = nil
+            if let cost { sized = { _ in cost() } }
+            run(costing: sized, { _ in work() }, orElse: { _ in }, then: { deliver() })
         }
 
         /// Frees the place without running anything.
@@ -65,6 +79,8 @@ public final class WorkerPool: Sendable {
     }
 
     public struct Statistics: Sendable, Equatable {
+        /// The threads the pool keeps (`workers`).
+        public var workers = 0
         /// Jobs admitted now (running, waiting for their input, queued).
         public var admitted = 0
         /// Jobs admitted since start (a counter).
@@ -73,6 +89,17 @@ public final class WorkerPool: Sendable {
         public var queuedInteractive = 0
         public var queuedBackground = 0
         public var rejected = 0
+        /// Jobs answered `queueTimeout` (a counter).
+        public var expiredInQueue = 0
+        /// Jobs answered `jobTimeout` (a counter).
+        public var timedOut = 0
+        /// Threads whose job passed its deadline and which have not come back from it (a gauge).
+        public var stuck = 0
+        /// Threads started in place of stuck ones (a counter).
+        public var replaced = 0
+        /// Threads able to take a job now: not stuck (a gauge). Below `workers` once stuck threads
+        /// reach `workers` (then none are replaced any more).
+        public var usable = 0
         /// The working-memory budget (`--work-bytes`) and what is charged against it now.
         public var workBudget = Int.max
         public var workInUse = 0
@@ -82,121 +109,42 @@ public final class WorkerPool: Sendable {
         public var waitingForRoom = 0
     }
 
-    /// Bytes charged against the work budget from outside a job (a fetch in progress, an original
-    /// waiting for its job); changed with `update`, given back by `end` or when dropped.
-    public final class Charge: Sendable {
-        private let pool: WorkerPool
-        private let bytes: Mutex<Int?>
-        /// True when it was granted by `whenRoom` after waiting for room (not at once).
-        public let waited: Bool
-
-        fileprivate init(pool: WorkerPool, charged: Int = 0, waited: Bool = false) {
-            self.pool = pool
-            self.bytes = Mutex(charged)
-            self.waited = waited
-        }
-
-        /// Charges `total` bytes from now on instead of what was charged before.
-        public func update(_ total: Int) {
-            let delta = bytes.withLock { bytes -> Int in
-                guard let old = bytes else { return 0 }
-                bytes = max(0, total)
-                return max(0, total) - old
-            }
-            if delta != 0 { pool.adjust(by: delta) }
-        }
-
-        /// Gives the bytes back; later updates are ignored.
-        public func end() {
-            let old = bytes.withLock { bytes -> Int in
-                defer { bytes = nil }
-                return bytes ?? 0
-            }
-            if old != 0 { pool.adjust(by: -old) }
-        }
-
-        deinit { end() }
-    }
-
-    /// A FIFO of jobs: an array read from a moving head, compacted once half of it is spent.
-    /// A taken slot is cleared at once: a spent job's closure holds its source image (megabytes),
-    /// and keeping the spent ones until compaction once pinned dozens of originals outside the
-    /// cache budget.
-    private struct JobQueue {
-        private var jobs: [Job?] = []
-        private var head = 0
-
-        mutating func append(_ job: Job) { jobs.append(job) }
-
-        /// Puts a job that was taken back in front (a sized job that must wait for memory).
-        mutating func pushFront(_ job: Job) {
-            if head > 0 {
-                head -= 1
-                jobs[head] = job
-            } else {
-                jobs.insert(job, at: 0)
-            }
-        }
-
-        var first: Job? { head < jobs.count ? jobs[head] : nil }
-
-        mutating func popFirst() -> Job? {
-            guard head < jobs.count else { return nil }
-            let job = jobs[head]
-            jobs[head] = nil
-            head += 1
-            if head == jobs.count {
-                jobs.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 64 && head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
-            }
-            return job
-        }
-    }
-
-    private struct RoomWaiter {
-        let bytes: Int
-        let start: @Sendable (Charge) -> Void
-    }
-
-    /// A queued job. `cost` is nil until sized; `size` (if any) says how many bytes it needs.
-    private struct Job {
-        var cost: Int?
-        let size: (@Sendable () -> Int)?
-        let body: @Sendable (_ charged: Int) -> Void
-    }
-
-    private struct State {
-        var interactive = JobQueue()
-        var background = JobQueue()
-        /// Fetches waiting for room in the budget, interactive first (see `whenRoom`).
-        var roomWaiters: (interactive: [RoomWaiter], background: [RoomWaiter]) = ([], [])
-        var stats = Statistics()
-        var stopping = false
-    }
-
     public let workers: Int
     public let queueCapacity: Int
-    /// The queues and counters; workers sleep on it until a job (or `stop()`) arrives.
-    private let state = Monitor(State())
-
     /// The working-memory budget in bytes (`Int.max`: none).
     public let workBudget: Int
+    /// How long a job may wait in the queue; nil: for ever.
+    public let queueTimeout: Duration?
+    /// How long a job may run; nil: for ever.
+    public let jobTimeout: Duration?
+    let stackSize: Int
+    /// The queues, the threads and the counters; workers and the watchdog sleep on it.
+    let state = Monitor(State())
 
-    public init(workers: Int, queueCapacity: Int, workBudget: Int = .max, stackSize: Int = 8 << 20) {
+    /// Starts `workers` threads and the watchdog. At start-up a process that cannot start its
+    /// threads cannot serve: that is fatal.
+    public init(
+        workers: Int, queueCapacity: Int, workBudget: Int = .max, queueTimeout: Duration? = nil,
+        jobTimeout: Duration? = nil, stackSize: Int = 8 << 20
+    ) {
         self.workers = max(1, workers)
         self.queueCapacity = max(0, queueCapacity)
         self.workBudget = max(1, workBudget)
-        for index in 0..<self.workers {
-            // The threads hold the pool strongly until `stop()` lets them end. At start-up: a
-            // process that cannot start its workers cannot serve.
-            do {
-                try DetachedThread.start(name: "thumbd-worker-\(index)", stackSize: stackSize) { self.workLoop() }
-            } catch {
-                fatalError("thumbd: cannot start worker \(index): \(error)")
-            }
+        self.queueTimeout = queueTimeout
+        self.jobTimeout = jobTimeout
+        self.stackSize = stackSize
+        let ids = state.withLock { state in
+            state.stats.workBudget = self.workBudget
+            state.stats.workers = self.workers
+            return (0..<self.workers).map { _ in state.addThread() }
+        }
+        for id in ids {
+            do { try startThread(id) } catch { fatalError("thumbd: cannot start worker \(id): \(error)") }
+        }
+        do {
+            try DetachedThread.start(name: "thumbd-watchdog", stackSize: 256 << 10) { self.watchLoop() }
+        } catch {
+            fatalError("thumbd: cannot start the worker watchdog: \(error)")
         }
     }
 
@@ -215,108 +163,29 @@ public final class WorkerPool: Sendable {
         return admitted ? Ticket(pool: self, priority: priority) : nil
     }
 
-    public var statistics: Statistics {
-        var stats = state.withLock { $0.stats }
-        stats.workBudget = workBudget
-        return stats
-    }
-
-    /// A charge against the work budget, starting at `bytes`.
-    public func charge(_ bytes: Int = 0) -> Charge {
-        let charge = Charge(pool: self)
-        charge.update(bytes)
-        return charge
-    }
-
-    /// Calls `start` — now, or once the budget has room — with a charge of `bytes`: what a fetch
-    /// reserves before it starts (it then updates the charge as it learns its size). Room means
-    /// that `bytes` fits beside what is charged (or nothing is), so fetches never start into more
-    /// than the budget: once it is full no new fetch starts until decodes, waiting originals or
-    /// other fetches give memory back. Interactive fetches are
-    /// started before background ones; `start` runs outside the lock, on the thread that freed room.
-    public func whenRoom(_ priority: Priority, reserving bytes: Int, _ start: @escaping @Sendable (Charge) -> Void) {
-        let waiter = RoomWaiter(bytes: max(0, bytes), start: start)
-        let now = state.withLock { state -> Bool in
-            if fits(waiter.bytes, state) && state.stats.waitingForRoom == 0 {
-                state.stats.workInUse += waiter.bytes
-                return true
-            }
-            switch priority {
-            case .interactive: state.roomWaiters.interactive.append(waiter)
-            case .background: state.roomWaiters.background.append(waiter)
-            }
-            state.stats.waitingForRoom += 1
-            return false
-        }
-        if now { start(Charge(pool: self, charged: waiter.bytes)) }
-    }
-
-    /// Room for a fetch reserving `bytes`: it fits beside what is charged — or nothing is charged
-    /// at all, so a reservation larger than the whole budget still starts, alone.
-    private func fits(_ bytes: Int, _ state: State) -> Bool {
-        state.stats.workInUse == 0 || bytes <= workBudget - state.stats.workInUse
-    }
-
-    fileprivate func adjust(by delta: Int) {
-        guard delta < 0 else { return state.withLock { $0.stats.workInUse += delta } }
-        giveBack(-delta)
-    }
-
-    /// Lowers what is charged by `bytes` (plus any job bookkeeping done in `also`), then starts the
-    /// fetches that now have room.
-    private func giveBack(_ bytes: Int, also: (inout State) -> Void = { _ in }) {
-        let ready = state.withLock { state -> [RoomWaiter] in
-            state.stats.workInUse -= bytes
-            also(&state)
-            var ready: [RoomWaiter] = []
-            while true {
-                let next: RoomWaiter
-                if let head = state.roomWaiters.interactive.first {
-                    guard fits(head.bytes, state) else { break }
-                    next = state.roomWaiters.interactive.removeFirst()
-                } else if let head = state.roomWaiters.background.first {
-                    guard fits(head.bytes, state) else { break }
-                    next = state.roomWaiters.background.removeFirst()
-                } else {
-                    break
-                }
-                state.stats.waitingForRoom -= 1
-                state.stats.workInUse += next.bytes
-                ready.append(next)
-            }
-            return ready
-        }
-        for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes, waited: true)) }
-    }
+    public var statistics: Statistics { state.withLock { $0.stats } }
 
     /// Lets the workers finish what is queued, then end. New reservations fail.
     public func stop() {
         state.withLock { $0.stopping = true }
     }
 
-    fileprivate func enqueue<T>(
-        _ size: (@Sendable () -> Int)?, _ work: @escaping @Sendable () -> T,
-        _ deliver: @escaping @Sendable (T) -> Void, priority: Priority
+    private func enqueue<T: Sendable>(
+        _ size: (@Sendable (JobDeadline) -> Int)?, _ work: @escaping @Sendable (JobDeadline) -> T,
+        _ late: @escaping @Sendable (Late) -> T, _ deliver: @escaping @Sendable (T) -> Void, priority: Priority
     ) {
-        let body: @Sendable (Int) -> Void = { [self] charged in
-            let result = work()
-            giveBack(charged) {
-                $0.stats.running -= 1
-                $0.stats.admitted -= 1
-                if size != nil { $0.stats.runningCharged -= 1 }
-            }
-            deliver(result)
-        }
-        let job = Job(cost: size == nil ? 0 : nil, size: size, body: body)
+        let once = Once()
+        let job = Job(
+            cost: size == nil ? 0 : nil, size: size,
+            work: { deadline in
+                let result = work(deadline)
+                return { if once.claim() { deliver(result) } }
+            },
+            expire: { reason in if once.claim() { deliver(late(reason)) } },
+            queueDeadline: queueTimeout.map { ContinuousClock.now + $0 })
         state.withLock { state in
-            switch priority {
-            case .interactive:
-                state.interactive.append(job)
-                state.stats.queuedInteractive += 1
-            case .background:
-                state.background.append(job)
-                state.stats.queuedBackground += 1
-            }
+            state.enqueue(job, priority)
+            state.version &+= 1
         }
     }
 
@@ -324,80 +193,53 @@ public final class WorkerPool: Sendable {
         state.withLock { $0.stats.admitted -= 1 }
     }
 
-    /// Whether the job at the head of a queue may be taken now: unsized (sizing is a header read),
-    /// or its cost fits the budget beside what is charged — or no sized job runs, so waiting
-    /// could only last as long as outside charges do (which may be waiting for this very job).
-    private func mayTake(_ job: Job, _ state: State) -> Bool {
-        guard let cost = job.cost else { return true }
-        return job.size == nil || cost <= workBudget - state.stats.workInUse || state.stats.runningCharged == 0
+    /// Starts the thread `id` (already registered in the state).
+    func startThread(_ id: Int) throws(SystemError) {
+        try DetachedThread.start(name: "thumbd-worker-\(id)", stackSize: stackSize) { self.workLoop(id) }
     }
 
-    /// Interactive jobs first, always: a background job waits while an interactive one waits for
-    /// memory. Nil when there is none that may be taken.
-    private func nextJob(_ state: inout State) -> (job: Job, priority: Priority)? {
-        if let head = state.interactive.first {
-            guard mayTake(head, state), let job = state.interactive.popFirst() else { return nil }
-            state.stats.queuedInteractive -= 1
-            return (job, .interactive)
-        }
-        if let head = state.background.first, mayTake(head, state), let job = state.background.popFirst() {
-            state.stats.queuedBackground -= 1
-            return (job, .background)
-        }
-        return nil
-    }
-
-    private static func queued(_ state: State) -> Int {
-        state.stats.queuedInteractive + state.stats.queuedBackground
-    }
-
-    private func hasTakeableJob(_ state: State) -> Bool {
-        if let head = state.interactive.first { return mayTake(head, state) }
-        if let head = state.background.first { return mayTake(head, state) }
-        return false
-    }
-
-    private func workLoop() {
+    /// One worker: takes a job (sizing it first if it is charged and unsized), runs it under its
+    /// deadline, and hands its result over — unless the watchdog gave the job up meanwhile, which
+    /// has then answered it and freed its place and memory already.
+    private func workLoop(_ id: Int) {
         while true {
-            let taken = state.wait(until: { self.hasTakeableJob($0) || ($0.stopping && Self.queued($0) == 0) }) {
-                state -> (Job, Priority)? in
-                guard let (job, priority) = nextJob(&state) else { return nil }
-                state.stats.running += 1
-                if let cost = job.cost, job.size != nil {
-                    state.stats.workInUse += cost
-                    state.stats.runningCharged += 1
-                }
-                return (job, priority)
+            let taken = state.wait(until: { $0.hasTakeableJob(budget: workBudget) || ($0.stopping && $0.queued == 0) })
+            { state -> (Job, Priority, JobDeadline)? in
+                guard let (job, priority) = state.nextJob(budget: workBudget) else { return nil }
+                let deadline = JobDeadline(jobTimeout.map { .now + $0 })
+                state.start(job, on: id, deadline: deadline.instant)
+                return (job, priority, deadline)
             }
-            // Nil only when stopping with nothing left queued (a job waiting for memory still runs).
-            guard let (job, priority) = taken else { return }
-            if let cost = job.cost {
-                job.body(job.size == nil ? 0 : cost)
-                continue
-            }
-            // Unsized: size it here, off the lock, then run it now if it fits, or put it back at
-            // the head of its queue to wait for memory.
-            let cost = max(0, job.size?() ?? 0)
-            let runNow = state.withLock { state -> Bool in
-                if cost <= workBudget - state.stats.workInUse || state.stats.runningCharged == 0 {
-                    state.stats.workInUse += cost
-                    state.stats.runningCharged += 1
-                    return true
+            guard let (job, priority, deadline) = taken else { return state.withLock { $0.removeThread(id) } }
+            var cost = job.cost ?? 0
+            if job.cost == nil {
+                // Unsized: size it here, off the lock, then run it now if it fits, or put it back at
+                // the head of its queue to wait for memory.
+                cost = max(0, job.size?(deadline) ?? 0)
+                let next = state.withLock { $0.afterSizing(job, priority, cost: cost, on: id, budget: workBudget) }
+                switch next {
+                case .run: break
+                case .requeued: continue
+                case .abandoned(let rejoin):
+                    if rejoin { continue } else { return }
                 }
-                state.stats.running -= 1
-                var sized = job
-                sized.cost = cost
-                switch priority {
-                case .interactive:
-                    state.interactive.pushFront(sized)
-                    state.stats.queuedInteractive += 1
-                case .background:
-                    state.background.pushFront(sized)
-                    state.stats.queuedBackground += 1
-                }
-                return false
             }
-            if runNow { job.body(cost) }
+            let delivery = job.work(deadline)
+            let (ended, ready) = state.withLock { state in
+                let ended = state.finish(on: id)
+                return (ended, ended == .finished ? state.takeRoomWaiters(budget: workBudget) : [])
+            }
+            for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes, waited: true)) }
+            switch ended {
+            case .finished: delivery()
+            case .abandoned(let rejoin): if !rejoin { return }
+            }
         }
     }
+}
+
+/// Exactly once, across threads: the first `claim()` wins.
+final class Once: Sendable {
+    private let claimed = Atomic<Bool>(false)
+    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
 }

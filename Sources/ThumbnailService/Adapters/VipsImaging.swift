@@ -50,9 +50,9 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
             interlaced: header.interlaced)
     }
 
-    public func decode(_ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int)
-        throws(ThumbnailError) -> DecodedSource<VipsDecodedImage>
-    {
+    public func decode(
+        _ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int, deadline: JobDeadline
+    ) throws(ThumbnailError) -> DecodedSource<VipsDecodedImage> {
         let image: VipsDecodedImage
         do {
             image = try source.withUnsafeBytes { bytes throws(VipsError) in
@@ -65,9 +65,9 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
             handle: image, width: image.width, height: image.height, byteCount: image.byteCount, source: info)
     }
 
-    public func encode(_ input: EncodeInput<VipsDecodedImage>, resize: Resize, output: OutputChoice)
-        throws(ThumbnailError) -> EncodedImage
-    {
+    public func encode(
+        _ input: EncodeInput<VipsDecodedImage>, resize: Resize, output: OutputChoice, deadline: JobDeadline
+    ) throws(ThumbnailError) -> EncodedImage {
         let cut: VipsCut
         switch resize {
         case .exact(let width, let height): cut = .exact(width: width, height: height)

@@ -47,6 +47,9 @@ extension ServiceConfiguration {
         .seconds(
             "queue-timeout", \.processing.queueTimeout, 0.1...3600,
             "An admitted miss still queued after this long gets 503 + Retry-After instead of running late, seconds"),
+        .seconds(
+            "job-timeout", \.processing.jobTimeout, 0.1...3600,
+            "A job running this long is stopped (or abandoned and its worker replaced) and answered 503, seconds"),
         .bytes(
             "max-source-bytes", \.fetch.maxSourceBytes, 1...(1 << 32),
             "Largest source accepted, counted while streaming"),

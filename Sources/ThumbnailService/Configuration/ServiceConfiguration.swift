@@ -93,6 +93,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// An admitted miss that waited this long in the queue (for a worker or for working
         /// memory) is answered 503 with Retry-After instead of being run late.
         public var queueTimeout: Duration = .seconds(20)
+        /// A job (header read, decode, resize, encode) running this long is answered 503 at once:
+        /// libvips is told to stop, and a call that cannot be stopped is abandoned on its thread,
+        /// which is replaced. Generous: a 75-MP PNG decodes in a few seconds here; the deadline is
+        /// for sources that make a decoder spin, not for slow ones.
+        public var jobTimeout: Duration = .seconds(30)
         /// The working-memory budget: everything outside the cache — fetched originals waiting for
         /// or in processing, fetches in progress, and the decode memory of running jobs (estimated
         /// from the header). A quarter of the cgroup's or machine's memory limit, 64 MiB to 4 GiB.

@@ -56,6 +56,10 @@ enum ProblemResponse {
             Row(
                 status: 503, slug: "queue-full", title: "Busy",
                 detail: "Too many images are being made right now; retry shortly.")
+        case .processingTimeout:
+            Row(
+                status: 503, slug: "processing-timeout", title: "Processing timed out",
+                detail: "The image could not be made in time.")
         case .notCached:
             Row(
                 status: 504, slug: "not-cached", title: "Not cached",

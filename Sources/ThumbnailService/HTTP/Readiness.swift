@@ -15,6 +15,10 @@ final class Readiness: Sendable {
 
     var current: State { State(rawValue: state.load(ordering: .acquiring)) ?? .draining }
 
+    /// Whether `/readyz` must say "not ready" because fewer than half of `workers` threads are
+    /// usable (the others stuck past `--job-timeout`, beyond what the pool replaces).
+    static func tooFewWorkers(usable: Int, of workers: Int) -> Bool { usable * 2 < workers }
+
     /// starting → ready; a stop that has begun stays begun.
     func becomeReady() {
         _ = state.compareExchange(

@@ -99,9 +99,18 @@ final class Routes: Sendable {
     /// Readiness: 200 while serving; a 503 problem while starting and from the first termination
     /// signal on (the drain), so a balancer stops sending here before anything is refused. No
     /// `Retry-After`: this instance will not become ready again, the balancer should go elsewhere.
+    /// Also 503 while fewer than half the workers are usable (the rest stuck in calls that never
+    /// returned, past what the pool replaces): such an instance would hang most misses, so it
+    /// should leave the rotation (and be restarted) even though `/livez` still answers.
     private func ready(_ exchange: Exchange) {
         switch readiness.current {
         case .ready:
+            let workers = pipeline.metrics.workers
+            guard !Readiness.tooFewWorkers(usable: workers.usable, of: workers.workers) else {
+                return problem(
+                    exchange, 503, "Not ready", "Too few image workers are usable; this instance needs a restart.",
+                    error: "not-ready: \(workers.usable) of \(workers.workers) workers usable")
+            }
             json(exchange, 200, "{\"status\":\"ready\"}")
         case .starting:
             problem(exchange, 503, "Not ready", "The service is starting.", error: "not-ready: starting")

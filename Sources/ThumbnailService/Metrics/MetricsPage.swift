@@ -71,6 +71,17 @@ final class MetricsPage: Sendable {
         out.gauge("thumbd_workers", "Image worker threads (--workers).", configuration.processing.workers)
         out.gauge("thumbd_workers_busy", "Workers running a job now.", workers.running)
         out.gauge(
+            "thumbd_workers_usable",
+            "Worker threads able to take a job (not stuck); /readyz is 503 below half of --workers.",
+            workers.usable)
+        out.gauge(
+            "thumbd_workers_stuck", "Worker threads whose job passed --job-timeout and has not returned.", workers.stuck
+        )
+        out.counter(
+            "thumbd_workers_replaced_total", "Worker threads started in place of stuck ones.", workers.replaced)
+        out.counter(
+            "thumbd_jobs_timed_out_total", "Jobs answered 503 because they ran past --job-timeout.", workers.timedOut)
+        out.gauge(
             "thumbd_queue_depth", "Admitted jobs waiting for a worker, by priority.",
             [
                 ([("priority", "interactive")], Double(workers.queuedInteractive)),
