@@ -299,6 +299,24 @@ import Testing
         multi.shutdown()
     }
 
+    // MARK: Connection reuse
+
+    @Test func anHonestAnswerLeavesItsConnectionToTheNext() async throws {
+        let origin = try TestOrigin(routes: [
+            "/a": .keepAlive(declared: 3, body: [1, 2, 3]), "/b": .keepAlive(declared: 2, body: [4, 5]),
+        ])
+        defer { origin.stop() }
+
+        let first = try await fetch(request(origin.url("/a"))).get()
+        let second = try await fetch(request(origin.url("/b"))).get()
+
+        #expect(first.body.withUnsafeBytes { Array($0) } == [1, 2, 3])
+        #expect(second.body.withUnsafeBytes { Array($0) } == [4, 5])
+        // What the next test's two connections are measured against: reuse happens here.
+        #expect(origin.acceptedConnections == 1)
+        multi.shutdown()
+    }
+
     // MARK: Concurrency and lifecycle
 
     @Test func fiftyConcurrentTransfers() async throws {
