@@ -66,6 +66,8 @@ final class CurlMultiEngine: @unchecked Sendable {
     private let loopEnded = Monitor(false)
     /// Transfers added to `multi`; touched only on the I/O thread.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
+    /// Closes every socket of `multi`, so it lives until after `curl_multi_cleanup`.
+    private let connections = CurlKeptConnections()
 
     init(maxConnections: Int) {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
@@ -135,7 +137,7 @@ final class CurlMultiEngine: @unchecked Sendable {
     }
 
     private func add(_ transfer: CurlTransfer) {
-        if let error = transfer.makeEasyHandle() {
+        if let error = transfer.makeEasyHandle(connections: connections) {
             transfer.cleanUp()
             transfer.completion(.failure(error))
             return
@@ -158,6 +160,7 @@ final class CurlMultiEngine: @unchecked Sendable {
             _ = ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context)
             guard let context else { continue }
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            connections.transferEnded(easy)
             _ = curl_multi_remove_handle(multi, easy)
             let outcome = transfer.outcome(code)
             transfer.cleanUp()

@@ -42,8 +42,9 @@ final class CurlTransfer: @unchecked Sendable {
         curl_slist_free_all(headerList)
     }
 
-    /// Creates and configures the easy handle. On failure, the error to complete with.
-    func makeEasyHandle() -> CurlTransferError? {
+    /// Creates and configures the easy handle; its sockets are closed through `connections`, which
+    /// also checks a connection picked for reuse. On failure, the error to complete with.
+    func makeEasyHandle(connections: CurlKeptConnections) -> CurlTransferError? {
         guard let easy = curl_easy_init() else { return .failed(code: Int(CURLE_FAILED_INIT.rawValue)) }
         self.easy = easy
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -105,6 +106,8 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_PRIVATE, pointer: context)
         set(CURLOPT_WRITEDATA, pointer: context)
         set(CURLOPT_OPENSOCKETDATA, pointer: context)
+        set(CURLOPT_CLOSESOCKETDATA, pointer: connections.context)
+        set(CURLOPT_PREREQDATA, pointer: connections.context)
         if code == CURLE_OK {
             code = ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
                 Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
@@ -113,6 +116,23 @@ final class CurlTransfer: @unchecked Sendable {
         if code == CURLE_OK {
             code = ccurl_easy_setopt_opensocket_callback(easy) { context, purpose, address in
                 Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().openSocket(purpose, address)
+            }
+        }
+        if code == CURLE_OK {
+            // A connection lives in the multi handle, not in this transfer: it is closed through
+            // the callback of the handle that opened it, perhaps long after, so the callback's
+            // context is the engine's `CurlKeptConnections`, never this transfer.
+            code = ccurl_easy_setopt_closesocket_callback(easy) { connections, socket in
+                Unmanaged<CurlKeptConnections>.fromOpaque(connections!).takeUnretainedValue().close(socket)
+            }
+        }
+        if code == CURLE_OK {
+            code = ccurl_easy_setopt_prereq_callback(easy) { connections, remoteIP, localIP, remotePort, localPort in
+                let endpoints = CurlKeptConnections.Endpoints(
+                    localIP: localIP.map { String(cString: $0) } ?? "", localPort: Int(localPort),
+                    remoteIP: remoteIP.map { String(cString: $0) } ?? "", remotePort: Int(remotePort))
+                Unmanaged<CurlKeptConnections>.fromOpaque(connections!).takeUnretainedValue().picked(endpoints)
+                return Int32(CURL_PREREQFUNC_OK)
             }
         }
         guard code == CURLE_OK else { return .failed(code: Int(code.rawValue)) }
@@ -219,8 +239,8 @@ final class CurlTransfer: @unchecked Sendable {
         #else
             let type = info.socktype
         #endif
-        // Handed to libcurl, which owns it from here and closes it (no CLOSESOCKETFUNCTION is set):
-        // we never wrap it in a FileDescriptor or close it.
+        // Handed to libcurl, which owns it from here and closes it through `CurlKeptConnections.close`:
+        // we never wrap it in a FileDescriptor.
         return socket(info.family, type, info.protocol)
     }
 

@@ -17,8 +17,7 @@ public enum CurlTransferError: Error, Sendable, Equatable {
     /// Malformed URL, or a scheme other than http/https (checked before anything is sent).
     case invalidURL
     /// The origin's answer is not HTTP/1.x (CURLE_UNSUPPORTED_PROTOCOL during a transfer: an
-    /// unknown version in the status line — also what a kept-alive connection reads when an
-    /// earlier answer sent more bytes than its Content-Length). The origin's fault, not the URL's.
+    /// unknown version in the status line). The origin's fault, not the URL's.
     case notHTTP
     /// ``CurlMulti/shutdown()`` ran before the transfer finished, or the transfer was started after it.
     case cancelled

@@ -7,7 +7,7 @@ internal import Primitives
 
 /// A real HTTP/1.1 origin on 127.0.0.1 (or ::1), in process, for tests. Raw POSIX sockets and
 /// its own threads (an accept thread and one thread per connection), so blocking I/O never
-/// touches Swift's cooperative pool. Every response closes its connection.
+/// touches Swift's cooperative pool. Every response closes its connection, except `.keepAlive`.
 ///
 /// ```swift
 /// let origin = try TestOrigin(routes: ["/photo.jpg": .ok(jpegBytes)])
@@ -47,6 +47,15 @@ public final class TestOrigin: @unchecked Sendable {
         case declaredLength(Int, body: [UInt8])
         /// Exactly these bytes, then close.
         case raw([UInt8])
+        /// HTTP/1.1 keep-alive: 200 with `Content-Length: declared` and no `Connection: close`, then
+        /// all of `body`, and the connection waits for its next request. A body longer than
+        /// `declared` is an origin that over-sends: the rest is excess a client must never read as
+        /// its next answer. With `excessAfter`, the excess waits for that gate (opened by the test
+        /// once the client has its whole answer); `excessDelivered` opens once the client's TCP has
+        /// acknowledged every byte sent, so the excess is in the client's socket by then (or once
+        /// the origin gave up: stopped, or the client went away).
+        case keepAlive(
+            declared: Int, body: [UInt8], excessAfter: TestGate? = nil, excessDelivered: TestGate? = nil)
         /// Waits, then answers with the inner reply.
         case delayed(Duration, Reply)
         /// Holds the answer until the test opens the gate (or the origin stops), then the inner reply.
@@ -102,6 +111,9 @@ public final class TestOrigin: @unchecked Sendable {
     public func requestCount(path: String) -> Int { core.requests.filter { $0.path == path }.count }
 
     public var totalRequests: Int { core.requests.count }
+
+    /// Connections accepted so far: with `.keepAlive`, fewer than requests when a client reuses one.
+    public var acceptedConnections: Int { core.acceptedConnections }
 
     /// Every request seen so far, in arrival order.
     public var requests: [Request] { core.requests }

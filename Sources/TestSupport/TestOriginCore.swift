@@ -17,6 +17,8 @@ final class TestOriginCore: Sendable {
         /// its connection thread, which removes it from here first.
         var connections: Set<Int32> = []
         var liveThreads = 0
+        /// Connections accepted, for ``TestOrigin/acceptedConnections``.
+        var accepted = 0
         /// Gates connections wait on; `stop()` opens them so no thread stays blocked.
         var gates: [TestGate] = []
     }
@@ -50,6 +52,8 @@ final class TestOriginCore: Sendable {
     }
 
     var requests: [TestOrigin.Request] { log.withLock { $0 } }
+
+    var acceptedConnections: Int { lifecycle.withLock { $0.accepted } }
 
     func startAccepting() {
         spawn { self.acceptLoop() }
@@ -90,7 +94,10 @@ final class TestOriginCore: Sendable {
             let acceptError = errno
             let connection = fd >= 0 ? FileDescriptor(adopting: fd) : nil
             let stopping: Bool = lifecycle.withLock { state in
-                if !state.stopping, let connection { state.connections.insert(connection.rawValue) }
+                if !state.stopping, let connection {
+                    state.connections.insert(connection.rawValue)
+                    state.accepted += 1
+                }
                 return state.stopping
             }
             if stopping { return }  // `connection`, never registered, closes as it goes out of scope
@@ -108,18 +115,23 @@ final class TestOriginCore: Sendable {
         }
     }
 
+    /// One request, or several while the replies are `.keepAlive` (one at a time: bytes a client
+    /// pipelines behind a head are taken for its body, which no test client does).
     private func serve(_ fd: Int32) {
-        guard let (request, bodyBytesPresent, bodyLength) = readHead(fd) else { return }
-        log.withLock { $0.append(request) }
-        // Drain a small request body so closing does not reset the connection under the reply.
-        var remaining = min(bodyLength, 1 << 20) - bodyBytesPresent
-        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
-        while remaining > 0 {
-            let n = recv(fd, &scratch, min(remaining, scratch.count), 0)
-            if n <= 0 { break }
-            remaining -= n
+        while let (request, bodyBytesPresent, bodyLength) = readHead(fd) {
+            log.withLock { $0.append(request) }
+            // Drain a small request body so closing does not reset the connection under the reply.
+            var remaining = min(bodyLength, 1 << 20) - bodyBytesPresent
+            var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+            while remaining > 0 {
+                let n = recv(fd, &scratch, min(remaining, scratch.count), 0)
+                if n <= 0 { break }
+                remaining -= n
+            }
+            let reply = handler(request)
+            respond(fd, reply, to: request)
+            guard case .keepAlive = reply, !lifecycle.withLock({ $0.stopping }) else { break }
         }
-        respond(fd, handler(request), to: request)
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 
@@ -203,16 +215,24 @@ final class TestOriginCore: Sendable {
             sendAll(fd, head(200, [("Content-Type", "image/jpeg"), ("Content-Length", "\(length)")]) + body)
         case .raw(let bytes):
             sendAll(fd, bytes)
+        case .keepAlive(let declared, let body, let excessAfter, let excessDelivered):
+            // Opened whatever happens, so a test waiting on it fails on its expectations, never hangs.
+            defer { excessDelivered?.open() }
+            let head = head(200, [("Content-Type", "image/jpeg"), ("Content-Length", "\(declared)")], keepAlive: true)
+            if let excessAfter {
+                let answered = min(max(declared, 0), body.count)
+                guard sendAll(fd, head + body[..<answered]), wait(for: excessAfter),
+                    sendAll(fd, Array(body[answered...]))
+                else { return }
+            } else {
+                // One send: a client may get the head, the answer and the excess in one read.
+                guard sendAll(fd, head + body) else { return }
+            }
+            if excessDelivered != nil { _ = waitUntilAcknowledged(fd) }
         case .delayed(let delay, let inner):
             if pause(delay) { respond(fd, inner, to: request) }
         case .gated(let gate, let inner):
-            let stopped = lifecycle.withLock { state -> Bool in
-                if !state.stopping { state.gates.append(gate) }
-                return state.stopping
-            }
-            guard !stopped else { return }
-            gate.wait()  // stop() opens every gate a connection waits on
-            if !lifecycle.withLock({ $0.stopping }) { respond(fd, inner, to: request) }
+            if wait(for: gate) { respond(fd, inner, to: request) }
         case .hang:
             lifecycle.wait(until: { $0.stopping })
         case .cacheable(let body, let etag, let lastModified, let cacheControl, let contentType):
@@ -241,11 +261,35 @@ final class TestOriginCore: Sendable {
 
     // MARK: Helpers
 
-    private func head(_ status: Int, _ headers: [(String, String)]) -> [UInt8] {
+    private func head(_ status: Int, _ headers: [(String, String)], keepAlive: Bool = false) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "Connection: close\r\n\r\n"
+        text += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
         return Array(text.utf8)
+    }
+
+    /// Waits for `gate` unless `stop()` comes first (it opens every gate a connection waits on);
+    /// `false` if it did.
+    private func wait(for gate: TestGate) -> Bool {
+        let stopped = lifecycle.withLock { state -> Bool in
+            if !state.stopping { state.gates.append(gate) }
+            return state.stopping
+        }
+        guard !stopped else { return false }
+        gate.wait()
+        return !lifecycle.withLock { $0.stopping }
+    }
+
+    /// Waits until the peer's TCP has acknowledged every byte sent on `fd` (nothing left in the
+    /// send queue), so they are in its socket; `false` on stop or error. Polled: the kernel offers
+    /// no wait for acknowledgements, and on loopback they come within microseconds.
+    private func waitUntilAcknowledged(_ fd: Int32) -> Bool {
+        while true {
+            var unacknowledged: Int32 = 0
+            guard ioctl(fd, UInt(TIOCOUTQ), &unacknowledged) == 0 else { return false }
+            if unacknowledged == 0 { return true }
+            if !pause(.milliseconds(1)) { return false }
+        }
     }
 
     /// Sends everything; `false` once the peer has gone (no SIGPIPE: MSG_NOSIGNAL).

@@ -299,6 +299,58 @@ import Testing
         multi.shutdown()
     }
 
+    // MARK: Connection reuse
+
+    @Test func anHonestAnswerLeavesItsConnectionToTheNext() async throws {
+        let origin = try TestOrigin(routes: [
+            "/a": .keepAlive(declared: 3, body: [1, 2, 3]), "/b": .keepAlive(declared: 2, body: [4, 5]),
+        ])
+        defer { origin.stop() }
+
+        let first = try await fetch(request(origin.url("/a"))).get()
+        let second = try await fetch(request(origin.url("/b"))).get()
+
+        #expect(first.body.withUnsafeBytes { Array($0) } == [1, 2, 3])
+        #expect(second.body.withUnsafeBytes { Array($0) } == [4, 5])
+        // What the next test's two connections are measured against: reuse happens here.
+        #expect(origin.acceptedConnections == 1)
+        multi.shutdown()
+    }
+
+    /// An origin sends more than its Content-Length on a kept-alive connection. The excess here is
+    /// a whole answer of its own: on a reused connection it would be read as the next answer
+    /// (before the fix it was, for any body over libcurl's first read). A small body arrives with
+    /// its head and excess in one read, which libcurl itself sees; a larger one is read only up to
+    /// its length, so the excess is left in the socket unseen. `late`: the excess reaches the
+    /// client only after it has the whole first answer.
+    @Test(arguments: [100, 200_000], [false, true])
+    func aConnectionWithExcessAfterItsAnswerIsNeverReused(declared: Int, late: Bool) async throws {
+        let answer = (0..<declared).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let smuggled = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nWRONG".utf8)
+        let excessAfter = late ? TestGate() : nil
+        let excessDelivered = TestGate()
+        let origin = try TestOrigin(routes: [
+            "/over": .keepAlive(
+                declared: declared, body: answer + smuggled, excessAfter: excessAfter, excessDelivered: excessDelivered),
+            "/next": .ok(Array("right".utf8)),
+        ])
+        defer { origin.stop() }
+
+        let first = try await fetch(request(origin.url("/over"))).get()
+        if let excessAfter {
+            excessAfter.open()
+            await onThread { excessDelivered.wait() }
+        }
+        let second = try await fetch(request(origin.url("/next"))).get()
+
+        #expect(first.body.withUnsafeBytes { Array($0) } == answer)  // cut at the declared length
+        #expect(second.status == 200)
+        #expect(second.body.withUnsafeBytes { Array($0) } == Array("right".utf8))
+        #expect(origin.requestCount(path: "/next") == 1)
+        #expect(origin.acceptedConnections == 2)
+        multi.shutdown()
+    }
+
     // MARK: Concurrency and lifecycle
 
     @Test func fiftyConcurrentTransfers() async throws {

@@ -90,14 +90,36 @@ import Testing
     }
 
     /// An answer that is not HTTP (curl reports CURLE_UNSUPPORTED_PROTOCOL for an unknown
-    /// version — also what a reused connection with a previous answer's excess bytes reads) is
-    /// the origin's failure, 502, never the 403 of a URL we refused.
+    /// version) is the origin's failure, 502, never the 403 of a URL we refused.
     @Test func anAnswerThatIsNotHTTPIsABadGateway() async throws {
         let h = try Harness(routes: [
             "/odd.jpg": .raw(Array("HTTP/1.7 200 OK\r\nContent-Length: 3\r\n\r\nabc".utf8))
         ])
         try expectProblem(try await h.get(h.thumb("/odd.jpg")), 502)
         #expect(try await h.get("/healthz").status == 200)
+    }
+
+    /// An origin that sends more than its Content-Length on a kept-alive connection: the source is
+    /// what the length declares (a whole image with junk after it makes its thumbnail; a cut one is
+    /// a problem), and the excess never becomes the origin's next answer (it did: a good source
+    /// after it got a 502, the excess read from the reused connection as its answer).
+    @Test func anOriginThatOverSendsIsCutAtItsLengthAndItsConnectionIsNotReused() async throws {
+        let photo = Fixtures.detailedJPEG(width: 600, height: 400)  // far over libcurl's first read
+        let h = try Harness(routes: [
+            "/whole.jpg": .keepAlive(declared: photo.count, body: photo + [UInt8](repeating: 0x5A, count: 1000)),
+            "/cut.jpg": .keepAlive(declared: photo.count * 6 / 10, body: photo),
+            "/next.jpg": .ok(Self.photo), "/after-cut.jpg": .ok(Self.photo),
+        ])
+
+        let whole = try await h.get(h.thumb("/whole.jpg"))
+        #expect(whole.status == 200)
+        #expect(try Fixtures.decode(whole.body).width == 100)
+        let next = try await h.get(h.thumb("/next.jpg"))
+        #expect(next.status == 200, "\(next.text)")
+        try expectProblem(try await h.get(h.thumb("/cut.jpg")), 422)
+        #expect(try await h.get(h.thumb("/after-cut.jpg")).status == 200)
+        // Each over-sent answer's connection closed after it: a new one for each next source.
+        #expect(h.origin.acceptedConnections == 4)
     }
 
     @Test func oversizedSourcesAre413HoweverTheyArrive() async throws {

@@ -33,6 +33,13 @@ CURLcode ccurl_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_
 /// For CURLOPT_OPENSOCKETFUNCTION (the hook that runs after DNS and before connect).
 CURLcode ccurl_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_callback callback);
 
+/// For CURLOPT_CLOSESOCKETFUNCTION (closes a socket the open-socket callback made).
+CURLcode ccurl_easy_setopt_closesocket_callback(CURL *handle, curl_closesocket_callback callback);
+
+/// For CURLOPT_PREREQFUNCTION (runs once a connection is made or picked for reuse, before the
+/// request is sent).
+CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, curl_prereq_callback callback);
+
 // MARK: curl_easy_getinfo
 
 /// For CURLINFO_LONG infos (CURLINFO_RESPONSE_CODE, ...).
@@ -47,6 +54,9 @@ CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
 
 /// For CURLINFO_OFF_T infos (CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, ...); -1 when unknown.
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+
+/// For CURLINFO_SOCKET infos (CURLINFO_ACTIVESOCKET); CURL_SOCKET_BAD when there is none.
+CURLcode ccurl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value);
 
 // MARK: curl_multi_setopt
 
