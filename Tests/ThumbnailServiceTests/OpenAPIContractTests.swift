@@ -172,28 +172,191 @@ import ThumbnailCore
     }
 
     /// openapi.yaml documents exactly the parameters of `RequestParameter.all`, with their bounds,
-    /// values and requirement, on both routes.
+    /// values and requirement: as one query object on /thumb (GET, HEAD) and /prefetch, with no
+    /// other properties; the signed-URL ones in `SignedParameters`, as this instance has none.
     @Test func theDocumentedParametersAreTheDefinedOnes() throws {
-        for (path, method) in [("/thumb", "GET"), ("/prefetch", "POST")] {
-            let operation = try #require(Self.document.operations.first { $0.path == path && $0.method == method })
-            let documented = operation.parameters.filter { $0.location == "query" }
-            #expect(documented.map(\.name) == RequestParameter.all.map(\.name), "\(path)")
-            for (parameter, doc) in zip(RequestParameter.all, documented) {
-                switch parameter.kind {
-                case .url, .signature: break
-                case .integer(let range):
-                    #expect(
-                        doc.minimum == Double(range.lowerBound) && doc.maximum == Double(range.upperBound),
-                        "\(doc.name)")
-                case .decimal(let range, let digits):
-                    #expect(doc.minimum == range.lowerBound && doc.maximum == range.upperBound, "\(doc.name)")
-                    #expect(doc.multipleOf == pow(10, -Double(digits)), "\(doc.name)")
-                case .choice(let words):
-                    #expect(doc.enumValues == words, "\(doc.name)")
-                }
-                let required = path == "/thumb" ? parameter.requiredForThumb : parameter.name == "url"
-                #expect(doc.required == required, "\(path) \(doc.name)")
+        let document = Self.document
+        let unsigned = RequestParameter.all.filter { !$0.onlyWhenSigned }
+        for (path, method) in [("/thumb", "GET"), ("/thumb", "HEAD"), ("/prefetch", "POST")] {
+            let operation = try #require(document.operation(path, method))
+            let query = operation.parameters.filter { $0["in"]?.string == "query" }
+            #expect(query.count == 1, "\(method) \(path)")
+            let parameter = try #require(query.first)
+            #expect(parameter["style"]?.string == "form" && parameter["explode"]?.string == "true")
+            #expect(parameter["required"]?.string == "true")
+            let schema = document.resolve(try #require(parameter["schema"]))
+            #expect(schema["additionalProperties"]?.string == "false", "\(method) \(path)")
+            let properties = document.properties(of: schema)
+            #expect(properties.map(\.name) == unsigned.map(\.name), "\(method) \(path)")
+            for (parameter, property) in zip(unsigned, properties) {
+                Self.expectDocumented(parameter, property.schema, document)
             }
+            let required = path == "/thumb" ? unsigned.filter(\.requiredForThumb).map(\.name) : ["url"]
+            #expect(schema["required"]?.strings == required, "\(method) \(path)")
+            if path == "/prefetch" {
+                // w once any output parameter is given.
+                let outputs = unsigned.map(\.name).filter { $0 != "url" && $0 != "w" }
+                #expect(schema["dependentRequired"]?.keys == outputs)
+                #expect(outputs.allSatisfy { schema["dependentRequired"]?[$0]?.strings == ["w"] })
+            }
+            let rules = schema["allOf"]?.items.map { document.resolve($0) } ?? []
+            #expect(rules.contains { $0 == document.schema("FitRules") }, "\(method) \(path)")
+        }
+        let signed = document.properties(of: try #require(document.schema("SignedParameters")))
+        #expect(signed.map(\.name) == RequestParameter.all.filter(\.onlyWhenSigned).map(\.name))
+        for (parameter, property) in zip(RequestParameter.all.filter(\.onlyWhenSigned), signed) {
+            Self.expectDocumented(parameter, property.schema, document)
+        }
+    }
+
+    /// One parameter's schema says what its definition says.
+    static func expectDocumented(
+        _ parameter: RequestParameter, _ schema: YAMLNode, _ document: OpenAPIDocument,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let name = parameter.name
+        switch parameter.kind {
+        case .url:
+            #expect(schema == document.schema("SourceURL"), sourceLocation: sourceLocation)
+            #expect(schema["maxLength"]?.number == Double(SourceURL.maxLength), sourceLocation: sourceLocation)
+        case .signature:
+            #expect(schema["pattern"]?.string == "^[A-Za-z0-9_-]{43}$", sourceLocation: sourceLocation)
+        case .integer(let range):
+            #expect(schema["type"]?.string == "integer", "\(name)", sourceLocation: sourceLocation)
+            #expect(
+                schema["minimum"]?.number == Double(range.lowerBound)
+                    && schema["maximum"]?.number == Double(range.upperBound), "\(name)", sourceLocation: sourceLocation)
+        case .decimal(let range, let digits):
+            #expect(schema["type"]?.string == "number", "\(name)", sourceLocation: sourceLocation)
+            #expect(
+                schema["minimum"]?.number == range.lowerBound && schema["maximum"]?.number == range.upperBound,
+                "\(name)", sourceLocation: sourceLocation)
+            #expect(schema["multipleOf"]?.number == pow(10, -Double(digits)), "\(name)", sourceLocation: sourceLocation)
+        case .choice(let words):
+            #expect(schema["enum"]?.strings == words, "\(name)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// What `FitRules` says goes with what (crop only with fit=cover; h with fit=cover and
+    /// fill), and `dependentRequired` on /prefetch, is what the server accepts: every combination
+    /// of fit, crop and h is answered 400 exactly when the rules refuse it.
+    @Test func theDocumentedRulesBetweenParametersAreTheServers() async throws {
+        let document = Self.document
+        let rules = try #require(document.schema("FitRules"))
+        let cropNeeds = try #require(rules["dependentSchemas"]?["crop"])
+        let fitForCrop = try #require(cropNeeds["properties"]?["fit"]?["const"]?.string)
+        #expect(cropNeeds["required"]?.strings == ["fit"])
+        let fitsNeedingHeight = try #require(rules["if"]?["properties"]?["fit"]?["enum"]?.strings)
+        #expect(rules["if"]?["required"]?.strings == ["fit"])
+        #expect(rules["then"]?["required"]?.strings == ["h"])
+        func allowed(fit: String?, crop: Bool, height: Bool) -> Bool {
+            if crop && fit != fitForCrop { return false }
+            if let fit, fitsNeedingHeight.contains(fit), !height { return false }
+            return true
+        }
+
+        let h = try Harness(routes: ["/p.jpg": .ok(Fixtures.jpeg(width: 300, height: 200))])
+        let base = "url=\(Harness.encode(h.origin.url("/p.jpg")))&w=50"
+        var refused = 0
+        for fit in [nil] + Fit.allCases.map(\.rawValue) {
+            for crop in [false, true] {
+                for height in [false, true] {
+                    let query =
+                        base + (fit.map { "&fit=\($0)" } ?? "") + (crop ? "&crop=centre" : "") + (height ? "&h=40" : "")
+                    let status = try await h.get("/thumb?\(query)").status
+                    let expected = allowed(fit: fit, crop: crop, height: height)
+                    #expect(status == (expected ? 200 : 400), "\(query)")
+                    if !expected { refused += 1 }
+                }
+            }
+        }
+        #expect(refused > 0)
+
+        let prefetch = try #require(document.schema("PrefetchQuery"))
+        let url = "url=\(Harness.encode(h.origin.url("/p.jpg")))"
+        let values = ["h": "40", "dpr": "2", "fit": "inside", "crop": "centre", "format": "png", "q": "50"]
+        for (name, needs) in prefetch["dependentRequired"]?.entries ?? [] {
+            let value = try #require(values[name], "no test value for \(name)")
+            let extra = name == "crop" ? "&fit=cover&h=40" : ""
+            let without = try await h.get("/prefetch?\(url)&\(name)=\(value)\(extra)", method: "POST")
+            let with = try await h.get("/prefetch?\(url)&w=50&\(name)=\(value)\(extra)", method: "POST")
+            #expect(needs.strings == ["w"])
+            #expect(without.status == 400, "\(name) without w")
+            #expect(with.status == 202, "\(name) with w")
+        }
+    }
+
+    /// `SourceURL`'s pattern (and the host length its `not` excludes) match exactly what the
+    /// server's parser takes, but for IPv6 literals ending in a dotted quad, which the parser takes
+    /// and the pattern leaves out (documented):
+    /// checked on every combination of schemes, hosts, ports and paths, valid and not.
+    @Test func theSourceURLPatternsAreTheParsers() throws {
+        let schema = try #require(Self.document.schema("SourceURL"))
+        let pattern = try NSRegularExpression(pattern: try #require(schema["pattern"]?.string))
+        let tooLong = try NSRegularExpression(pattern: try #require(schema["not"]?["pattern"]?.string))
+        let maxLength = try #require(schema["maxLength"]?.number)
+        func matches(_ text: String) -> Bool {
+            let range = NSRange(text.startIndex..., in: text)
+            return Double(text.count) <= maxLength && pattern.firstMatch(in: text, range: range) != nil
+                && tooLong.firstMatch(in: text, range: range) == nil
+        }
+        let schemes = ["http://", "https://", "HTTP://", "hTtPs://", "ftp://", "http:/", "http:", "http//", "//"]
+        let hosts = [
+            "a", "example.org", "127.0.0.1", "A-B_c.D", "a.", "a..b", ".a", "-", "", "a@b", "a b", "a\\b", "é",
+            "a%41", String(repeating: "a", count: 253), String(repeating: "a", count: 254),
+            String(repeating: "ab.", count: 84) + "a", "[::1]", "[::]", "[1:2:3:4:5:6:7:8]", "[1:2:3:4:5:6:7::]",
+            "[1:2:3:4:5:6:7:8:9]", "[1::2::3]", "[:::]", "[12345::1]", "[fe80::1%25eth0]", "[::ffff:1.2.3.4]",
+            "[1:2:3:4:5:6:1.2.3.4]", "[::1", "::1]", "[g::1]", "[::1]x",
+        ]
+        let ports = ["", ":", ":0", ":1", ":80", ":00080", ":000080", ":65535", ":65536", ":99999", ":8a", ":80:80"]
+        let rests = ["", "/", "/p.jpg", "?q=1&r=%2F", "#frag", "/a b", "/a\\b", "/~!$&'()*+,;=:@[]", "/\u{7F}", "/é"]
+        var agreed = (accepted: 0, refused: 0)
+        var looser: [String] = []  // matched, refused by the parser
+        var stricter: [String] = []  // taken by the parser, not matched, and not the documented exception
+        for scheme in schemes {
+            for host in hosts {
+                for port in ports {
+                    for rest in rests {
+                        let text = scheme + host + port + rest
+                        let accepted = (try? SourceURL(parsing: text)) != nil
+                        switch (matches(text), accepted) {
+                        case (true, true): agreed.accepted += 1
+                        case (false, false): agreed.refused += 1
+                        case (true, false): looser.append(text)
+                        case (false, true): if !(host.hasPrefix("[") && host.contains(".")) { stricter.append(text) }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(looser.isEmpty, "\(looser.count) matched but refused, e.g. \(looser.prefix(3))")
+        #expect(stricter.isEmpty, "\(stricter.count) taken but not matched, e.g. \(stricter.prefix(3))")
+        #expect(agreed.accepted > 1000 && agreed.refused > 1000)
+        #expect(!matches("http://a/" + String(repeating: "x", count: SourceURL.maxLength)))
+    }
+
+    /// A problem body fits exactly one of the two error schemas: a handler's (Problem, with its
+    /// requestId) and the HTTP layer's (HTTPProblem, without), so `oneOf` them is never ambiguous.
+    @Test func everyProblemFitsExactlyOneErrorSchema() async throws {
+        let document = Self.document
+        let schemas = try ["Problem", "HTTPProblem"].map { try #require(document.schema($0)) }
+        func fits(_ body: [String: Any], _ schema: YAMLNode) -> Bool {
+            let present = { (names: [String]) in names.allSatisfy { body[$0] != nil } }
+            let required = schema["required"]?.strings ?? []
+            let forbidden = schema["not"]?["required"]?.strings
+            return present(required) && !(forbidden.map(present) ?? false)
+        }
+        let h = try Harness(routes: [:])
+        let handler = try await h.get("/thumb?w=0")
+        let layer = try await TestHTTPClient.request("GET", port: h.port, target: "/thumb", version: "HTTP/2.0")
+        let malformed = try await TestHTTPClient.exchange(
+            port: h.port, pieces: [Array("GET /a b HTTP/1.1\r\nHost: x\r\n\r\n".utf8)]
+        ).response()
+        for (response, expected) in [(handler, "Problem"), (layer, "HTTPProblem"), (malformed, "HTTPProblem")] {
+            #expect(response.header("content-type") == "application/problem+json")
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            let fitting = zip(["Problem", "HTTPProblem"], schemas).filter { fits(body, $0.1) }.map(\.0)
+            #expect(fitting == [expected], "\(response.status): \(response.text)")
         }
     }
 
@@ -257,97 +420,5 @@ import ThumbnailCore
         // dpr multiplies the box: w=100&dpr=2 is 200 pixels wide.
         let double = try await h.get("/thumb?\(base)&w=100&dpr=2")
         #expect(try double.image().width == 200)
-    }
-}
-
-/// Just enough of openapi.yaml (as this repo writes it) to check the server against: operations
-/// with their statuses and parameters.
-struct OpenAPIDocument {
-    struct Parameter {
-        var name: String
-        var location = ""
-        var required = false
-        var minimum: Double?
-        var maximum: Double?
-        var multipleOf: Double?
-        var enumValues: [String] = []
-    }
-
-    struct Operation {
-        var path: String
-        var method: String
-        var statuses: [Int] = []
-        var parameters: [Parameter] = []
-    }
-
-    var operations: [Operation] = []
-    /// `x-any-path-responses`: what any path may answer besides its operations' statuses (a path
-    /// not listed, a method a path does not take).
-    var anyPathStatuses: [Int] = []
-
-    static func load() -> OpenAPIDocument {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let text = (try? String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)) ?? ""
-        return parse(text)
-    }
-
-    static func parse(_ text: String) -> OpenAPIDocument {
-        var document = OpenAPIDocument()
-        var inPaths = false
-        var inAnyPath = false
-        var path = ""
-        var section = ""
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            let indent = raw.prefix { $0 == " " }.count
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if indent == 0 {
-                inPaths = line == "paths:"
-                inAnyPath = line == "x-any-path-responses:"
-            }
-            if inAnyPath, indent == 4, line.hasPrefix("'"), let status = Int(line.dropFirst().prefix(3)) {
-                document.anyPathStatuses.append(status)
-            }
-            guard inPaths, !line.hasPrefix("#") else { continue }
-            switch indent {
-            case 2 where line.hasSuffix(":"):
-                path = String(line.dropLast())
-            case 4 where line.hasSuffix(":"):
-                document.operations.append(Operation(path: path, method: line.dropLast().uppercased()))
-            case 6:
-                section = line
-            case 8 where section == "responses:" && line.hasPrefix("'"):
-                if let status = Int(line.dropFirst().prefix(3)) {
-                    document.operations[document.operations.count - 1].statuses.append(status)
-                }
-            case 8 where section == "parameters:" && line.hasPrefix("- name: "):
-                document.operations[document.operations.count - 1].parameters.append(
-                    Parameter(name: String(line.dropFirst("- name: ".count))))
-            case 10, 12:
-                guard section == "parameters:", var parameter = document.operations.last?.parameters.last else {
-                    continue
-                }
-                let pair = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard pair.count == 2 else { continue }
-                switch pair[0] {
-                case "in": parameter.location = pair[1]
-                case "required": parameter.required = pair[1] == "true"
-                case "minimum": parameter.minimum = Double(pair[1])
-                case "maximum": parameter.maximum = Double(pair[1])
-                case "multipleOf": parameter.multipleOf = Double(pair[1])
-                case "enum":
-                    parameter.enumValues = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "[]")).split(
-                        separator: ","
-                    )
-                    .map { $0.trimmingCharacters(in: .whitespaces) }
-                default: break
-                }
-                let last = document.operations.count - 1
-                document.operations[last].parameters[document.operations[last].parameters.count - 1] = parameter
-            default:
-                break
-            }
-        }
-        return document
     }
 }

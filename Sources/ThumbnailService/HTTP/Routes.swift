@@ -86,9 +86,13 @@ final class Routes: Sendable {
         case "/metrics" where metricsOnMainPort:
             serveMetrics(exchange)
         case "/cache", "/cache/stats":
-            // Without an admin token these routes do not exist.
+            // Without an admin token these routes do not exist: a 404 that says why, not a 401,
+            // which would send the caller looking for a token when there is none to find.
             guard adminAuthorization != nil else {
-                return problem(exchange, 404, "Not found", "No such route. See openapi.yaml for the API.")
+                return problem(
+                    exchange, 404, "Admin routes disabled",
+                    "The admin routes are off: start thumbd with --admin-token to turn them on.",
+                    error: "admin-disabled")
             }
             admin(exchange)
         default:
