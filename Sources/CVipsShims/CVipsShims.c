@@ -82,6 +82,14 @@ VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *
     return vips_image_new_from_buffer(buf, len, option_string, NULL);
 }
 
+VipsImage *cvips_load_buffer(const char *loader, const void *buf, size_t len) {
+    VipsBlob *blob = vips_blob_new(NULL, buf, len);  // borrows buf, like vips_image_new_from_buffer
+    VipsImage *out = NULL;
+    int result = vips_call(loader, blob, &out, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    vips_area_unref(VIPS_AREA(blob));
+    return result == 0 ? out : NULL;
+}
+
 int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
                            VipsSize size, VipsInteresting crop, const char *option_string) {
     return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", size, "crop", crop,

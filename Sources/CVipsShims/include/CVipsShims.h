@@ -34,8 +34,13 @@ int cvips_orc_is_serialised(void);
 
 // MARK: Loading
 
-/// vips_image_new_from_buffer with a loader option string such as "[access=sequential]".
+/// vips_image_new_from_buffer with a loader option string such as "[access=sequential]". It runs
+/// every loader's sniffer to pick one: for the tests' decoder only, never on untrusted bytes.
 VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *option_string);
+
+/// Runs load operation `loader` ("jpegload_buffer", ...) on the bytes, sequential access: the header
+/// with that loader only, no sniffing. The image borrows `buf`, which must outlive it. NULL on failure.
+VipsImage *cvips_load_buffer(const char *loader, const void *buf, size_t len);
 
 /// vips_thumbnail_buffer with the options the service uses. `option_string` goes to the
 /// loader (in 8.14 that is the only way `fail_on` reaches it). `crop` is a VipsInteresting
