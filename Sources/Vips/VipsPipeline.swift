@@ -21,7 +21,7 @@ enum VipsPipeline {
     ) throws(VipsError) -> VipsThumbnail {
         try validate(cut, encoding)
         let shrunk = try shrink(input, to: cut, options: options)
-        let srgb = toSRGB(shrunk)
+        let srgb = try toSRGB(shrunk)
         let eightBit = try toEightBit(srgb)
         // Decode now, into the small result: a decode failure must surface here, not inside an
         // encoder (8.14's webpsave leaks when its input fails), and the opacity check reads pixels.
@@ -154,13 +154,29 @@ enum VipsPipeline {
     /// profile (Display P3, Adobe RGB, ...) and leaves it attached; stripping it on save would then
     /// shift the colours. So transform such images to sRGB with the profile. CMYK needs nothing:
     /// `colourspace` already imported it with its embedded (or the built-in) CMYK profile, which
-    /// stays attached but is stripped on save. Greyscale stays greyscale. A broken profile is
-    /// ignored (the pixels are taken as sRGB) rather than failing the thumbnail.
-    private static func toSRGB(_ image: VipsImageHandle) -> VipsImageHandle {
-        guard image.bands >= 3, image.iccProfileColourSpace == "RGB " else { return image }
-        guard let converted = VipsImageHandle.make({ cvips_icc_transform(image.pointer, $0, "srgb", nil, 1) }) else {
-            vips_error_clear()
+    /// stays attached but is stripped on save. Greyscale stays greyscale.
+    ///
+    /// The intent is one the profile supports as an input: 8.14's `icc_transform` checks the one
+    /// it is given (relative by default) and, if the profile lacks it, silently imports with its
+    /// built-in sRGB instead, i.e. leaves the pixels unconverted. A profile with only perceptual
+    /// tables (A2B0: jpegli's XYB JPEGs, many LUT-based camera and printer profiles) came out with a
+    /// strong colour cast. Relative first (what every matrix profile gets, as before), then
+    /// perceptual, then saturation (absolute needs the same A2B1 table as relative).
+    ///
+    /// A profile lcms2 cannot parse, or that supports no intent as an input, is ignored and the
+    /// pixels are taken as sRGB, as browsers do with a broken profile. A transform that fails once
+    /// a usable intent is chosen throws (the service answers 422): never a silent skip.
+    private static func toSRGB(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+        guard image.bands >= 3, let profile = image.iccProfile, image.iccProfileColourSpace == "RGB " else {
             return image
+        }
+        let supported = cvips_icc_input_intents(profile.baseAddress, profile.count)
+        let intents = [VIPS_INTENT_RELATIVE, VIPS_INTENT_PERCEPTUAL, VIPS_INTENT_SATURATION]
+        guard supported > 0, let intent = intents.first(where: { supported & (1 << $0.rawValue) != 0 }) else {
+            return image
+        }
+        guard let converted = VipsImageHandle.make({ cvips_icc_transform(image.pointer, $0, "srgb", intent) }) else {
+            throw .decodeFailed(VipsError.takeErrorText())
         }
         return converted
     }

@@ -89,6 +89,23 @@ import Testing
         #expect(!exif.hasEXIF)
     }
 
+    /// A profile with only perceptual tables is used (it was ignored: a red instead of a blue);
+    /// one whose table cannot be read is a 422, not pixels passed on unconverted.
+    @Test func perceptualOnlyProfilesAreConvertedAndBrokenTablesAre422() async throws {
+        var broken = Fixtures.perceptualOnlyProfile()
+        let table = try #require((0...(broken.count - 4)).first { broken[$0..<$0 + 4].elementsEqual("mft2".utf8) })
+        broken.replaceSubrange(table..<table + 4, with: Array("junk".utf8))
+        let h = try Harness(routes: [
+            "/xyb.png": .ok(Fixtures.pngWithPerceptualOnlyProfile(width: 120, height: 80)),
+            "/broken.jpg": .ok(Fixtures.uniform([200, 30, 40], profile: broken, width: 120, height: 80, jpeg: true)),
+        ])
+        let converted = try await h.get(h.thumb("/xyb.png", "w=60&format=png")).image()
+        let pixel = converted.pixel(30, 20)
+        #expect(zip(pixel, Fixtures.perceptualOnlyMeant).allSatisfy { abs($0 - Double($1)) <= 3 }, "got \(pixel)")
+        try expectProblem(try await h.get(h.thumb("/broken.jpg", "w=60")), 422)
+        #expect(try await h.get(h.thumb("/xyb.png", "w=30")).status == 200)
+    }
+
     @Test func keepsTheSourceFamilyByDefault() async throws {
         let h = try Harness(routes: [
             "/a.png": .ok(Fixtures.png(width: 100, height: 80, alpha: true), contentType: "image/png"),

@@ -55,10 +55,16 @@ int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height,
 
 // MARK: Colour and geometry
 
-/// vips_icc_transform to `output_profile`, importing with the embedded profile if it has one,
-/// else with `input_profile` (may be NULL). Always writes 8 bits.
-int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
-                        const char *input_profile, gboolean embedded);
+/// The rendering intents the ICC profile in `data` supports as an input profile, asked of lcms2
+/// exactly as 8.14's icc_transform asks before it uses an embedded profile
+/// (cmsIsIntentSupported): bit (1 << intent) for each VipsIntent. -1 when lcms2 cannot parse it.
+/// (lcms2 is libvips' own CMS; libvips-dev depends on liblcms2-dev.)
+int cvips_icc_input_intents(const void *data, size_t len);
+
+/// vips_icc_transform to `output_profile` with `intent`, importing with the embedded profile (8.14
+/// falls back to its built-in sRGB/CMYK profile, silently, when the embedded one lacks `intent`:
+/// check with cvips_icc_input_intents first). Always writes 8 bits.
+int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, VipsIntent intent);
 
 /// vips_colourspace.
 int cvips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
