@@ -127,8 +127,9 @@ enum VipsPipeline {
         case .encoded(let bytes):
             let source = try open(bytes, loader: checkLoader(bytes, options: options))
             let swap = source.orientationSwapsAxes
-            let width = min(cut.width, swap ? source.pageHeight : source.width)
-            let height = min(cut.height, swap ? source.width : source.pageHeight)
+            let box = cut.clamped(
+                toWidth: swap ? source.pageHeight : source.width, height: swap ? source.width : source.pageHeight)
+            let (width, height) = (box.width, box.height)
             guard
                 let image = VipsImageHandle.make({
                     cvips_thumbnail_buffer(
@@ -139,8 +140,8 @@ enum VipsPipeline {
             return image
         case .decoded(let decoded):
             guard let copy = decoded.makeImage() else { throw .encodeFailed(VipsError.takeErrorText()) }
-            let width = min(cut.width, copy.width)
-            let height = min(cut.height, copy.height)
+            let box = cut.clamped(toWidth: copy.width, height: copy.height)
+            let (width, height) = (box.width, box.height)
             guard
                 let image = VipsImageHandle.make({
                     cvips_thumbnail_image(copy.pointer, $0, Int32(width), Int32(height), size, crop)
