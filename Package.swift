@@ -26,7 +26,9 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Fixed-arity C shims for the variadic C calls Swift cannot make.
-        .target(name: "CVipsShims", dependencies: ["CVips"]),
+        // lcms2 (libvips' colour engine, a dependency of libvips-dev) for one question libvips
+        // 8.14 does not answer: which rendering intents an embedded profile supports.
+        .target(name: "CVipsShims", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 

@@ -2,6 +2,7 @@
 #include "CVipsShims.h"
 
 #include <dlfcn.h>
+#include <lcms2.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -82,16 +83,32 @@ VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *
     return vips_image_new_from_buffer(buf, len, option_string, NULL);
 }
 
+VipsImage *cvips_load_buffer(const char *loader, const void *buf, size_t len) {
+    VipsBlob *blob = vips_blob_new(NULL, buf, len);  // borrows buf, like vips_image_new_from_buffer
+    VipsImage *out = NULL;
+    int result = vips_call(loader, blob, &out, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    vips_area_unref(VIPS_AREA(blob));
+    return result == 0 ? out : NULL;
+}
+
 int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
                            VipsSize size, VipsInteresting crop, const char *option_string) {
     return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", size, "crop", crop,
                                  "option_string", option_string, NULL);
 }
 
-int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
-                        const char *input_profile, gboolean embedded) {
-    return vips_icc_transform(in, out, output_profile, "input_profile", input_profile, "embedded", embedded,
-                              "depth", 8, NULL);
+int cvips_icc_input_intents(const void *data, size_t len) {
+    cmsHPROFILE profile = cmsOpenProfileFromMem(data, (cmsUInt32Number)len);
+    if (!profile) return -1;
+    int intents = 0;
+    for (int intent = VIPS_INTENT_PERCEPTUAL; intent <= VIPS_INTENT_ABSOLUTE; intent++)
+        if (cmsIsIntentSupported(profile, intent, LCMS_USED_AS_INPUT)) intents |= 1 << intent;
+    cmsCloseProfile(profile);
+    return intents;
+}
+
+int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, VipsIntent intent) {
+    return vips_icc_transform(in, out, output_profile, "embedded", TRUE, "intent", intent, "depth", 8, NULL);
 }
 
 int cvips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {

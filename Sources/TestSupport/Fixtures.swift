@@ -86,11 +86,11 @@ public enum Fixtures {
         return image.save("heifsave_buffer", options: "compression=av1,Q=90,bitdepth=8,effort=0,strip=true")
     }
 
-    /// Quadrant-pattern TIFF (uncompressed).
-    public static func tiff(width: Int, height: Int) -> [UInt8] {
+    /// Quadrant-pattern TIFF (uncompressed); `big` writes a BigTIFF.
+    public static func tiff(width: Int, height: Int, big: Bool = false) -> [UInt8] {
         let image = VipsFixtureImage(
             pixels: quadrants(width: width, height: height), width: width, height: height, bands: 3)
-        return image.save("tiffsave_buffer")
+        return image.save("tiffsave_buffer", options: big ? "bigtiff=true" : "")
     }
 
     /// A uniform 4-band CMYK JPEG of `cmykInk`, without an embedded profile (libvips then uses its

@@ -84,12 +84,12 @@ public enum Vips {
         return "\(vips_version(0)).\(vips_version(1)).\(vips_version(2))"
     }
 
-    /// Reads only the header: no pixels are decoded. The loader is identified and checked against
-    /// `options.allowedLoaders` before the image is opened.
+    /// Reads only the header: no pixels are decoded. The loader is identified from the first bytes
+    /// and checked against `options.allowedLoaders` before the image is opened with it.
     public static func header(of bytes: UnsafeRawBufferPointer, options: VipsOptions) throws(VipsError) -> VipsHeader {
         initialize()
         let loader = try VipsPipeline.checkLoader(bytes, options: options)
-        let image = try VipsPipeline.open(bytes)
+        let image = try VipsPipeline.open(bytes, loader: loader)
         return VipsHeader(
             loader: loader, width: image.width, height: image.pageHeight, pageCount: image.pageCount,
             bands: image.bands, hasAlpha: image.hasAlpha, orientation: image.orientation,

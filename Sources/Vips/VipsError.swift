@@ -3,10 +3,11 @@ internal import CVips
 /// Why a libvips call failed. The associated strings carry libvips' error-buffer text: they are for
 /// logs only (the buffer is process-wide, so under concurrency the text may belong to another call).
 public enum VipsError: Error, Sendable, Equatable {
-    /// No libvips loader recognises the bytes.
+    /// The bytes start like none of the formats thumbd recognises (`VipsLoaderSignature`), or that
+    /// format's libvips loader does not take them.
     case unknownFormat
-    /// A loader recognised the bytes, but the caller did not allow it (or libvips blocks it as
-    /// untrusted). The associated value is the loader's nickname, e.g. `"svgload_buffer"`.
+    /// The bytes are in a recognised format, but the caller did not allow its loader (or libvips
+    /// blocks it as untrusted). The associated value is the loader's nickname, e.g. `"tiffload_buffer"`.
     case blockedLoader(String)
     /// The header or the pixels could not be decoded (corrupt, truncated, unsupported variant).
     case decodeFailed(String)

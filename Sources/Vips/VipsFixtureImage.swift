@@ -35,6 +35,11 @@ package final class VipsFixtureImage {
         vips_image_set_int(handle.pointer, field, Int32(value))
     }
 
+    /// Sets a blob metadata field, e.g. "icc-profile-data" (which savers that keep metadata embed).
+    package func setBlob(_ field: String, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { vips_image_set_blob_copy(handle.pointer, field, $0.baseAddress, $0.count) }
+    }
+
     /// The `out` image of libvips operation `operation` ("copy", "icc_transform", ...) on this
     /// image, its other arguments (required ones too) from `options`, e.g. `"interpretation=cmyk"`.
     package func apply(_ operation: String, options: String = "") -> VipsFixtureImage {

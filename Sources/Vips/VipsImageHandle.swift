@@ -62,14 +62,19 @@ final class VipsImageHandle {
         }
     }
 
-    /// The colour space signature of the embedded ICC profile ("RGB ", "CMYK", "GRAY", ...), if any.
-    var iccProfileColourSpace: String? {
+    /// The embedded ICC profile's bytes, if any; valid while this image lives.
+    var iccProfile: UnsafeRawBufferPointer? {
         var data: UnsafeRawPointer? = nil
         var length = 0
         guard vips_image_get_typeof(pointer, "icc-profile-data") != 0,
-            vips_image_get_blob(pointer, "icc-profile-data", &data, &length) == 0, let data, length >= 20
+            vips_image_get_blob(pointer, "icc-profile-data", &data, &length) == 0, let data
         else { return nil }
-        let signature = UnsafeRawBufferPointer(start: data + 16, count: 4)
-        return String(decoding: signature, as: UTF8.self)
+        return UnsafeRawBufferPointer(start: data, count: length)
+    }
+
+    /// The colour space signature of the embedded ICC profile ("RGB ", "CMYK", "GRAY", ...), if any.
+    var iccProfileColourSpace: String? {
+        guard let profile = iccProfile, profile.count >= 20 else { return nil }
+        return String(decoding: profile[16..<20], as: UTF8.self)
     }
 }

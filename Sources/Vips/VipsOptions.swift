@@ -4,8 +4,9 @@
 /// choices, and why, are `VipsImaging.defaultOptions`).
 public struct VipsOptions: Sendable, Equatable {
     /// Loader nicknames (`"jpegload_buffer"`, ...) that may open a source; anything else is refused
-    /// from the header sniff, before the image is opened. libvips' untrusted loaders (SVG, PDF,
-    /// ImageMagick, ...) are blocked process-wide as well (`Vips.initialize`).
+    /// from the first bytes, before the image is opened. Only loaders that `VipsLoaderSignature`
+    /// recognises can ever open one (jpeg, png, webp, gif, heif, tiff); libvips' untrusted loaders
+    /// (SVG, PDF, ImageMagick, ...) are blocked process-wide as well (`Vips.initialize`).
     public var allowedLoaders: Set<String>
     /// How strict decoding is (libvips `fail_on`).
     public var failOn: FailOn

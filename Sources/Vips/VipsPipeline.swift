@@ -21,7 +21,7 @@ enum VipsPipeline {
     ) throws(VipsError) -> VipsThumbnail {
         try validate(cut, encoding)
         let shrunk = try shrink(input, to: cut, options: options)
-        let srgb = toSRGB(shrunk)
+        let srgb = try toSRGB(shrunk)
         let eightBit = try toEightBit(srgb)
         // Decode now, into the small result: a decode failure must surface here, not inside an
         // encoder (8.14's webpsave leaks when its input fails), and the opacity check reads pixels.
@@ -71,31 +71,39 @@ enum VipsPipeline {
         }
     }
 
-    /// Header check: sniffs the loader (no decode) and refuses one the options do not allow or
-    /// libvips blocks. 8.14 still finds blocked loaders, and names the class
-    /// ("VipsForeignLoadJpegBuffer"), so we map it to the nickname and read the blocked flag.
+    /// Header check: names the loader from the first bytes (`VipsLoaderSignature`, never libvips'
+    /// search over every loader) and refuses one the options do not allow or libvips blocks. Then
+    /// that loader's own sniffer must agree, so that the search `vips_thumbnail_buffer` still runs
+    /// (8.14 takes no loader hint) stops at it. What that search runs first, read in the 8.14 source
+    /// (`vips_foreign_find_load_buffer`: each `*load_buffer` class's `is_a_buffer`, by priority
+    /// then registration) and listed at run time for bookworm's build: png, webp (priority 200),
+    /// gif, jpeg, tiff (50), jp2k, pdf, jxl, heif (0), svg (-5), rad (-50), magick (-100). Before a
+    /// recognised format's loader, only fixed-length signature compares run (png 8 bytes, webp 12,
+    /// gif 4, jpeg 2, jp2k 12, pdf 4, jxl 12), and for HEIF also tiff's, which hands the bytes to
+    /// libtiff's TIFFClientOpen; a HEIF starts with a box size under 2048, so "\0\0", and libtiff
+    /// stops at the 8-byte header's bad magic. Nothing inflates or loops; the signatures are
+    /// disjoint, so none of these says yes first; svg (whose gzip sniffer is the hang) and magick
+    /// come after every allowed loader and never run.
     static func checkLoader(_ bytes: UnsafeRawBufferPointer, options: VipsOptions) throws(VipsError) -> String {
-        guard let base = bytes.baseAddress, bytes.count > 0,
-            let typeName = vips_foreign_find_load_buffer(base, bytes.count)
-        else {
+        guard let loader = VipsLoaderSignature.loader(of: bytes) else { throw .unknownFormat }
+        guard options.allowedLoaders.contains(loader), !isBlocked(loader) else { throw .blockedLoader(loader) }
+        guard vips_foreign_is_a_buffer(loader, bytes.baseAddress, bytes.count) != 0 else {
             vips_error_clear()
             throw .unknownFormat
         }
-        let type = g_type_from_name(typeName)
-        let nickname = vips_nickname_find(type).map { String(cString: $0) } ?? String(cString: typeName)
-        var blocked = false
-        if let operationClass = g_type_class_ref(type) {
-            let flags = operationClass.assumingMemoryBound(to: VipsOperationClass.self).pointee.flags
-            blocked = flags.rawValue & VIPS_OPERATION_BLOCKED.rawValue != 0
-            g_type_class_unref(operationClass)
-        }
-        guard options.allowedLoaders.contains(nickname), !blocked else { throw .blockedLoader(nickname) }
-        return nickname
+        return loader
     }
 
-    /// Opens lazily: reads the header, decodes nothing yet.
-    static func open(_ bytes: UnsafeRawBufferPointer) throws(VipsError) -> VipsImageHandle {
-        guard let image = cvips_image_new_from_buffer(bytes.baseAddress, bytes.count, "[access=sequential]") else {
+    /// Whether libvips blocks `loader` (`vips_block_untrusted_set`, `Vips.initialize`).
+    private static func isBlocked(_ loader: String) -> Bool {
+        guard let objectClass = vips_class_find("VipsForeignLoad", loader) else { return true }
+        let flags = UnsafeRawPointer(objectClass).assumingMemoryBound(to: VipsOperationClass.self).pointee.flags
+        return flags.rawValue & VIPS_OPERATION_BLOCKED.rawValue != 0
+    }
+
+    /// Opens lazily with `loader` only (no sniffing): reads the header, decodes nothing yet.
+    static func open(_ bytes: UnsafeRawBufferPointer, loader: String) throws(VipsError) -> VipsImageHandle {
+        guard let image = cvips_load_buffer(loader, bytes.baseAddress, bytes.count) else {
             throw .decodeFailed(VipsError.takeErrorText())
         }
         return VipsImageHandle(taking: image)
@@ -117,11 +125,11 @@ enum VipsPipeline {
         }
         switch input {
         case .encoded(let bytes):
-            _ = try checkLoader(bytes, options: options)
-            let source = try open(bytes)
+            let source = try open(bytes, loader: checkLoader(bytes, options: options))
             let swap = source.orientationSwapsAxes
-            let width = min(cut.width, swap ? source.pageHeight : source.width)
-            let height = min(cut.height, swap ? source.width : source.pageHeight)
+            let box = cut.clamped(
+                toWidth: swap ? source.pageHeight : source.width, height: swap ? source.width : source.pageHeight)
+            let (width, height) = (box.width, box.height)
             guard
                 let image = VipsImageHandle.make({
                     cvips_thumbnail_buffer(
@@ -132,8 +140,8 @@ enum VipsPipeline {
             return image
         case .decoded(let decoded):
             guard let copy = decoded.makeImage() else { throw .encodeFailed(VipsError.takeErrorText()) }
-            let width = min(cut.width, copy.width)
-            let height = min(cut.height, copy.height)
+            let box = cut.clamped(toWidth: copy.width, height: copy.height)
+            let (width, height) = (box.width, box.height)
             guard
                 let image = VipsImageHandle.make({
                     cvips_thumbnail_image(copy.pointer, $0, Int32(width), Int32(height), size, crop)
@@ -147,13 +155,29 @@ enum VipsPipeline {
     /// profile (Display P3, Adobe RGB, ...) and leaves it attached; stripping it on save would then
     /// shift the colours. So transform such images to sRGB with the profile. CMYK needs nothing:
     /// `colourspace` already imported it with its embedded (or the built-in) CMYK profile, which
-    /// stays attached but is stripped on save. Greyscale stays greyscale. A broken profile is
-    /// ignored (the pixels are taken as sRGB) rather than failing the thumbnail.
-    private static func toSRGB(_ image: VipsImageHandle) -> VipsImageHandle {
-        guard image.bands >= 3, image.iccProfileColourSpace == "RGB " else { return image }
-        guard let converted = VipsImageHandle.make({ cvips_icc_transform(image.pointer, $0, "srgb", nil, 1) }) else {
-            vips_error_clear()
+    /// stays attached but is stripped on save. Greyscale stays greyscale.
+    ///
+    /// The intent is one the profile supports as an input: 8.14's `icc_transform` checks the one
+    /// it is given (relative by default) and, if the profile lacks it, silently imports with its
+    /// built-in sRGB instead, i.e. leaves the pixels unconverted. A profile with only perceptual
+    /// tables (A2B0: jpegli's XYB JPEGs, many LUT-based camera and printer profiles) came out with a
+    /// strong colour cast. Relative first (what every matrix profile gets, as before), then
+    /// perceptual, then saturation (absolute needs the same A2B1 table as relative).
+    ///
+    /// A profile lcms2 cannot parse, or that supports no intent as an input, is ignored and the
+    /// pixels are taken as sRGB, as browsers do with a broken profile. A transform that fails once
+    /// a usable intent is chosen throws (the service answers 422): never a silent skip.
+    private static func toSRGB(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+        guard image.bands >= 3, let profile = image.iccProfile, image.iccProfileColourSpace == "RGB " else {
             return image
+        }
+        let supported = cvips_icc_input_intents(profile.baseAddress, profile.count)
+        let intents = [VIPS_INTENT_RELATIVE, VIPS_INTENT_PERCEPTUAL, VIPS_INTENT_SATURATION]
+        guard supported > 0, let intent = intents.first(where: { supported & (1 << $0.rawValue) != 0 }) else {
+            return image
+        }
+        guard let converted = VipsImageHandle.make({ cvips_icc_transform(image.pointer, $0, "srgb", intent) }) else {
+            throw .decodeFailed(VipsError.takeErrorText())
         }
         return converted
     }

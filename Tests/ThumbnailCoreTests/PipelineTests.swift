@@ -288,7 +288,29 @@ final class OrderLog: Sendable {
                 == .exact(width: 100, height: 400))
         #expect(
             OutputGeometry.resize(for: spec(1000, 1000, .cover), sourceWidth: 600, sourceHeight: 400)
-                == .cover(width: 600, height: 400, crop: .centre))
+                == .cover(width: 400, height: 400, crop: .centre))
+    }
+
+    /// A cover keeps the box's aspect ratio when the source is smaller than the box: the largest
+    /// box of that shape the source fills, never upscaled (it was each side clamped alone).
+    @Test func coverOfASmallerSourceKeepsTheBoxShape() {
+        func cover(_ w: Int, _ h: Int, of sw: Int, _ sh: Int) -> Resize {
+            OutputGeometry.resize(for: spec(w, h, .cover), sourceWidth: sw, sourceHeight: sh)
+        }
+        // Smaller in width only, in height only, in both.
+        #expect(cover(300, 300, of: 290, 442) == .cover(width: 290, height: 290, crop: .centre))
+        #expect(cover(300, 300, of: 442, 290) == .cover(width: 290, height: 290, crop: .centre))
+        #expect(cover(300, 300, of: 100, 50) == .cover(width: 50, height: 50, crop: .centre))
+        // Other shapes: the bound side is the source's, the other rounded to the box's ratio.
+        #expect(cover(400, 200, of: 300, 1000) == .cover(width: 300, height: 150, crop: .centre))
+        #expect(cover(200, 400, of: 1000, 300) == .cover(width: 150, height: 300, crop: .centre))
+        #expect(cover(300, 200, of: 250, 250) == .cover(width: 250, height: 167, crop: .centre))
+        #expect(cover(8192, 1, of: 100, 100) == .cover(width: 100, height: 1, crop: .centre))
+        // A source at least as large as the box on both axes: the box itself.
+        #expect(cover(300, 300, of: 300, 300) == .cover(width: 300, height: 300, crop: .centre))
+        #expect(cover(300, 200, of: 4000, 3000) == .cover(width: 300, height: 200, crop: .centre))
+        // The scale is the source's own: nothing upscales, whatever the box.
+        #expect(OutputGeometry.scale(for: spec(300, 300, .cover), sourceWidth: 290, sourceHeight: 442) == (1, 1))
     }
 
     func copy(_ width: Int, _ height: Int, of info: SourceInfo) -> DecodedSource<FakeCopy> {

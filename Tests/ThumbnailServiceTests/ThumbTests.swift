@@ -51,13 +51,39 @@ import Testing
     @Test func neverUpscales() async throws {
         let h = try Harness(routes: ["/small.jpg": .ok(Fixtures.jpeg(width: 200, height: 100))])
         for (params, size) in [
-            ("w=1000", (200, 100)), ("w=1000&h=1000", (200, 100)), ("w=1000&h=1000&fit=cover", (200, 100)),
+            ("w=1000", (200, 100)), ("w=1000&h=1000", (200, 100)), ("w=1000&h=1000&fit=cover", (100, 100)),
             ("w=1000&h=50&fit=fill", (200, 50)), ("w=8192&h=8192&fit=fill", (200, 100)),
         ] {
             let image = try await h.get(h.thumb("/small.jpg", params)).image()
             #expect(image.width <= 200 && image.height <= 100, "\(params)")
             #expect((image.width, image.height) == size, "\(params)")
         }
+    }
+
+    /// `fit=cover` of a source smaller than the box in one direction or both keeps the box's
+    /// shape: the largest such box the source fills (an avatar stays square; it was 290 × 300).
+    /// The answer is one thumbnail: the same bytes and ETag as asking for that box directly.
+    @Test func coverOfASmallerSourceKeepsTheBoxShape() async throws {
+        let h = try Harness(routes: [
+            "/tall.jpg": .ok(Fixtures.jpeg(width: 290, height: 442)),
+            "/wide.jpg": .ok(Fixtures.jpeg(width: 442, height: 290)),
+            "/tiny.jpg": .ok(Fixtures.jpeg(width: 100, height: 50)),
+            // Stored 442 × 290 with orientation 6: shown 290 × 442.
+            "/turned.jpg": .ok(Fixtures.jpeg(width: 442, height: 290, orientation: 6)),
+        ])
+        for (path, params, size) in [
+            ("/tall.jpg", "w=300&h=300&fit=cover", (290, 290)), ("/wide.jpg", "w=300&h=300&fit=cover", (290, 290)),
+            ("/tiny.jpg", "w=300&h=300&fit=cover", (50, 50)), ("/turned.jpg", "w=300&h=300&fit=cover", (290, 290)),
+            ("/turned.jpg", "w=300&h=300&fit=cover&crop=attention", (290, 290)),
+            ("/tall.jpg", "w=600&h=300&fit=cover", (290, 145)),
+        ] {
+            let image = try await h.get(h.thumb(path, params)).image()
+            #expect((image.width, image.height) == size, "\(path) \(params)")
+        }
+        let asked = try await h.get(h.thumb("/tall.jpg", "w=300&h=300&fit=cover&format=png"))
+        let direct = try await h.get(h.thumb("/tall.jpg", "w=290&h=290&fit=cover&format=png"))
+        #expect(asked.body == direct.body)
+        #expect(asked.header("etag") != nil && asked.header("etag") == direct.header("etag"))
     }
 
     @Test func appliesExifOrientationToThePixels() async throws {
@@ -87,6 +113,23 @@ import Testing
         #expect(icc.interpretation == "srgb")
         let exif = try await h.get(h.thumb("/exif.jpg", "w=60")).image()
         #expect(!exif.hasEXIF)
+    }
+
+    /// A profile with only perceptual tables is used (it was ignored: a red instead of a blue);
+    /// one whose table cannot be read is a 422, not pixels passed on unconverted.
+    @Test func perceptualOnlyProfilesAreConvertedAndBrokenTablesAre422() async throws {
+        var broken = Fixtures.perceptualOnlyProfile()
+        let table = try #require((0...(broken.count - 4)).first { broken[$0..<$0 + 4].elementsEqual("mft2".utf8) })
+        broken.replaceSubrange(table..<table + 4, with: Array("junk".utf8))
+        let h = try Harness(routes: [
+            "/xyb.png": .ok(Fixtures.pngWithPerceptualOnlyProfile(width: 120, height: 80)),
+            "/broken.jpg": .ok(Fixtures.uniform([200, 30, 40], profile: broken, width: 120, height: 80, jpeg: true)),
+        ])
+        let converted = try await h.get(h.thumb("/xyb.png", "w=60&format=png")).image()
+        let pixel = converted.pixel(30, 20)
+        #expect(zip(pixel, Fixtures.perceptualOnlyMeant).allSatisfy { abs($0 - Double($1)) <= 3 }, "got \(pixel)")
+        try expectProblem(try await h.get(h.thumb("/broken.jpg", "w=60")), 422)
+        #expect(try await h.get(h.thumb("/xyb.png", "w=30")).status == 200)
     }
 
     @Test func keepsTheSourceFamilyByDefault() async throws {

@@ -32,6 +32,62 @@ struct ThumbnailContentTests {
         #expect(isClose(pixel, Fixtures.iccSourceColour, tolerance: format == .png ? 6 : 12), "got \(pixel)")
     }
 
+    /// 8.14's icc_transform silently fell back to sRGB for a profile without the (relative)
+    /// intent it was asked for: the stored red came out red instead of the blue it means.
+    @Test(arguments: [VipsOutputFormat.png, .jpeg], Input.allCases)
+    func perceptualOnlyProfileIsConverted(format: VipsOutputFormat, input: Input) throws {
+        let source = Fixtures.pngWithPerceptualOnlyProfile(width: 64, height: 64)
+        let stored = try Fixtures.decode(source)
+        #expect(stored.hasICCProfile)
+        #expect(isClose(stored.pixel(32, 32), Fixtures.perceptualOnlyStored, tolerance: 0))
+
+        let (_, decoded) = try thumbnailDecoded(source, .exact(width: 32, height: 32), format: format, from: input)
+        #expect(!decoded.hasICCProfile)
+        let pixel = decoded.pixel(16, 16)
+        #expect(isClose(pixel, Fixtures.perceptualOnlyMeant, tolerance: format == .png ? 3 : 12), "got \(pixel)")
+    }
+
+    /// A profile lcms2 cannot parse, or one with no table for reading (here only B2A0), is ignored
+    /// as browsers ignore it: the pixels are taken as sRGB and the thumbnail is made.
+    @Test(arguments: Input.allCases)
+    func unusableProfilesAreTakenAsSRGB(input: Input) throws {
+        let colour: [UInt8] = [200, 30, 40]
+        var unparseable = [UInt8](repeating: 0, count: 128)
+        unparseable.replaceSubrange(16..<20, with: Array("RGB ".utf8))
+        let outputOnly = renamingTag("A2B0", to: "B2A0", in: Fixtures.perceptualOnlyProfile())
+        for profile in [unparseable, outputOnly] {
+            let source = Fixtures.uniform(colour, profile: profile, width: 64, height: 64, jpeg: true)
+            #expect(try Fixtures.decode(source).hasICCProfile)
+            let (_, decoded) = try thumbnailDecoded(source, .exact(width: 32, height: 32), format: .png, from: input)
+            #expect(isClose(decoded.pixel(16, 16), colour, tolerance: 6), "got \(decoded.pixel(16, 16))")
+        }
+    }
+
+    /// A profile that says it can be read perceptually but whose table is broken: the transform
+    /// fails, and that is an error, never pixels passed on unconverted.
+    @Test func aFailingTransformIsAnError() throws {
+        let broken = renamingTag("mft2", to: "junk", in: Fixtures.perceptualOnlyProfile())
+        let source = Fixtures.uniform([200, 30, 40], profile: broken, width: 64, height: 64, jpeg: true)
+        for input in [Input.original, .copy] {
+            let error = #expect(throws: VipsError.self) {
+                try thumbnail(source, .exact(width: 32, height: 32), format: .png, from: input)
+            }
+            guard case .decodeFailed = error else {
+                Issue.record("expected decodeFailed, got \(String(describing: error))")
+                continue
+            }
+        }
+    }
+
+    /// `profile` with the first occurrence of the 4-byte `old` replaced by `new`.
+    private func renamingTag(_ old: String, to new: String, in profile: [UInt8]) -> [UInt8] {
+        let needle = Array(old.utf8)
+        var copy = profile
+        let start = (0...(profile.count - 4)).first { Array(profile[$0..<$0 + 4]) == needle }!
+        copy.replaceSubrange(start..<start + 4, with: Array(new.utf8))
+        return copy
+    }
+
     @Test(arguments: [VipsOutputFormat.jpeg, .png, .webp, .avif], Input.allCases)
     func allMetadataIsStripped(format: VipsOutputFormat, input: Input) throws {
         let source = Fixtures.jpeg(width: 64, height: 48, orientation: 1)
@@ -110,8 +166,8 @@ struct ThumbnailContentTests {
     @Test func unknownAndBlockedInputs() {
         let cut = VipsCut.exact(width: 10, height: 10)
         #expect(throws: VipsError.unknownFormat) { try thumbnail(Array(repeating: 7, count: 100), cut) }
-        #expect(throws: VipsError.blockedLoader("svgload_buffer")) { try thumbnail(Fixtures.svg(), cut) }
-        #expect(throws: VipsError.blockedLoader("svgload_buffer")) { try decode(Fixtures.svg()) }
+        #expect(throws: VipsError.unknownFormat) { try thumbnail(Fixtures.svg(), cut) }
+        #expect(throws: VipsError.unknownFormat) { try decode(Fixtures.svg()) }
         // A loader the options do not list is refused like a blocked one.
         let pngOnly = options.allowing(["pngload_buffer"])
         #expect(throws: VipsError.blockedLoader("jpegload_buffer")) {

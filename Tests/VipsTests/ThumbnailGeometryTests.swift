@@ -65,8 +65,9 @@ struct ThumbnailGeometryTests {
         let small = Fixtures.jpeg(width: 40, height: 30)
         let exact = try thumbnail(small, .exact(width: 1000, height: 800), from: input)
         #expect(exact.width == 40 && exact.height == 30)
+        // A cover keeps the box's 5:4 shape: the largest such box 40 × 30 fills.
         let cover = try thumbnail(small, .cover(width: 1000, height: 800, crop: .centre), from: input)
-        #expect(cover.width <= 40 && cover.height <= 30)
+        #expect(cover.width == 38 && cover.height == 30)
         let oneSide = try thumbnail(small, .exact(width: 1000, height: 20), from: input)
         #expect(oneSide.width == 40 && oneSide.height == 20)
     }
@@ -93,7 +94,25 @@ struct ThumbnailGeometryTests {
         let exact = try thumbnail(rotated, .exact(width: 70, height: 70), from: input)
         #expect(exact.width == 40 && exact.height == 70)
         let cover = try thumbnail(rotated, .cover(width: 70, height: 70, crop: .centre), from: input)
-        #expect(cover.width == 40 && cover.height == 70)
+        #expect(cover.width == 40 && cover.height == 40)
+    }
+
+    /// A cover larger than the input in one direction or both is the largest box of its aspect
+    /// ratio the input fills (it was each side clamped alone: 290 × 300 for this first one).
+    @Test(arguments: Input.allCases)
+    func coverOfASmallerInputKeepsTheBoxShape(input: Input) throws {
+        for (width, height, box, expected) in [
+            (290, 442, (300, 300), (290, 290)), (442, 290, (300, 300), (290, 290)), (100, 50, (300, 300), (50, 50)),
+            (300, 1000, (400, 200), (300, 150)),
+        ] {
+            let source = Fixtures.jpeg(width: width, height: height)
+            let result = try thumbnail(source, .cover(width: box.0, height: box.1, crop: .centre), from: input)
+            #expect((result.width, result.height) == expected, "\(width)x\(height) in \(box)")
+        }
+        // Stored 442 × 290, orientation 6: shown 290 × 442.
+        let rotated = Fixtures.jpeg(width: 442, height: 290, orientation: 6)
+        let result = try thumbnail(rotated, .cover(width: 300, height: 300, crop: .attention), from: input)
+        #expect((result.width, result.height) == (290, 290))
     }
 
     @Test func aReducedCopyServesTheSameSizeAsTheOriginal() throws {

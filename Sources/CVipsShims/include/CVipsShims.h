@@ -34,8 +34,13 @@ int cvips_orc_is_serialised(void);
 
 // MARK: Loading
 
-/// vips_image_new_from_buffer with a loader option string such as "[access=sequential]".
+/// vips_image_new_from_buffer with a loader option string such as "[access=sequential]". It runs
+/// every loader's sniffer to pick one: for the tests' decoder only, never on untrusted bytes.
 VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *option_string);
+
+/// Runs load operation `loader` ("jpegload_buffer", ...) on the bytes, sequential access: the header
+/// with that loader only, no sniffing. The image borrows `buf`, which must outlive it. NULL on failure.
+VipsImage *cvips_load_buffer(const char *loader, const void *buf, size_t len);
 
 /// vips_thumbnail_buffer with the options the service uses. `option_string` goes to the
 /// loader (in 8.14 that is the only way `fail_on` reaches it). `crop` is a VipsInteresting
@@ -50,10 +55,16 @@ int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height,
 
 // MARK: Colour and geometry
 
-/// vips_icc_transform to `output_profile`, importing with the embedded profile if it has one,
-/// else with `input_profile` (may be NULL). Always writes 8 bits.
-int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile,
-                        const char *input_profile, gboolean embedded);
+/// The rendering intents the ICC profile in `data` supports as an input profile, asked of lcms2
+/// exactly as 8.14's icc_transform asks before it uses an embedded profile
+/// (cmsIsIntentSupported): bit (1 << intent) for each VipsIntent. -1 when lcms2 cannot parse it.
+/// (lcms2 is libvips' own CMS; libvips-dev depends on liblcms2-dev.)
+int cvips_icc_input_intents(const void *data, size_t len);
+
+/// vips_icc_transform to `output_profile` with `intent`, importing with the embedded profile (8.14
+/// falls back to its built-in sRGB/CMYK profile, silently, when the embedded one lacks `intent`:
+/// check with cvips_icc_input_intents first). Always writes 8 bits.
+int cvips_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, VipsIntent intent);
 
 /// vips_colourspace.
 int cvips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);

@@ -62,7 +62,8 @@ public struct RequestParameter: Sendable, Equatable {
     public static let fit = RequestParameter(
         name: "fit", kind: .choice(Fit.allCases.map(\.rawValue)), key: .always, requiredForThumb: false,
         defaultValue: Fit.inside.rawValue,
-        summary: "inside keeps the aspect within the box; cover fills it and crops; fill stretches.")
+        summary: "inside keeps the aspect within the box; cover fills it and crops (a smaller source: the largest "
+            + "box of its shape); fill stretches.")
     public static let crop = RequestParameter(
         name: "crop", kind: .choice(Crop.allCases.map(\.rawValue)), key: .onlyWithCover, requiredForThumb: false,
         defaultValue: Crop.centre.rawValue,

@@ -4,7 +4,8 @@
 public enum Resize: Sendable, Equatable {
     /// Scaled to exactly this size (`inside` keeps the aspect by construction; `fill` stretches).
     case exact(width: Int, height: Int)
-    /// Scaled to cover this box, then cropped to it (never larger than the source).
+    /// Scaled to cover this box, then cropped to it (never larger than the source, and of the
+    /// requested aspect ratio: `OutputGeometry.coverBox`).
     case cover(width: Int, height: Int, crop: Crop)
 }
 
@@ -42,9 +43,28 @@ public enum OutputGeometry {
         case .fill:
             return .exact(width: min(spec.width, sourceWidth), height: min(spec.height ?? spec.width, sourceHeight))
         case .cover:
-            return .cover(
-                width: min(spec.width, sourceWidth), height: min(spec.height ?? spec.width, sourceHeight),
-                crop: spec.crop)
+            let box = coverBox(
+                width: spec.width, height: spec.height ?? spec.width, sourceWidth: sourceWidth,
+                sourceHeight: sourceHeight)
+            return .cover(width: box.width, height: box.height, crop: spec.crop)
         }
+    }
+
+    /// The box a cover is cut to: the requested one when the source is at least that large on
+    /// both axes; otherwise the largest box of the requested aspect ratio that the source fills
+    /// without upscaling. Someone asking for a square (an avatar) gets a square: 300 × 300 of a
+    /// 290 × 442 photo is 290 × 290 (clamping each side alone gave 290 × 300), of a 100 × 50 one
+    /// 50 × 50. The bound side is the source's exactly; the other is rounded to the nearest pixel.
+    public static func coverBox(width: Int, height: Int, sourceWidth: Int, sourceHeight: Int) -> (
+        width: Int, height: Int
+    ) {
+        let sw = max(1, sourceWidth)
+        let sh = max(1, sourceHeight)
+        guard width > sw || height > sh else { return (width, height) }
+        // The axis whose request overshoots the source more binds: w / sw >= h / sh.
+        if width * sh >= height * sw {
+            return (sw, min(sh, max(1, (height * sw + width / 2) / width)))
+        }
+        return (min(sw, max(1, (width * sh + height / 2) / height)), sh)
     }
 }
