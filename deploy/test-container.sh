@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds deploy/Dockerfile with podman and checks the image on loopback: thumbnails through the
-# published port from an origin on the host, the non-root user, the health check, a clean exit 0 on
-# SIGTERM; reports build time and image size. Run as root from the repository root or anywhere:
+# published port from an origin on the host, the non-root user, the health check, the drain
+# (/readyz 503) and a clean exit 0 on SIGTERM; reports build time and image size. Run as root from the repository root or anywhere:
 #   deploy/test-container.sh
 # DEBIAN_MIRROR=http://… picks the mirror the base image is made from (default: this machine's).
 # No registry is reachable here, so the two base images the Dockerfile names are made locally when
@@ -262,15 +262,29 @@ log "thumbnails through the container: PNG 200x150 miss then hit, JPEG 120x120 c
 # The image's HEALTHCHECK, run by podman inside the container (exit 0: healthy).
 "${podman[@]}" healthcheck run "$name" >/dev/null || fail "the image's health check fails on a running thumbd"
 
-# SIGTERM (the image's STOPSIGNAL, what `podman stop` sends) drains and exits 0; -t 30 leaves room
-# for the 10-s grace, so a 137 would mean it hung, not that podman was impatient.
-"${podman[@]}" stop -t 30 "$name" >/dev/null 2>>"$work/podman.log"
+# SIGTERM (the image's STOPSIGNAL, what `podman stop` sends): thumbd drains for --drain-delay (5 s:
+# /readyz 503 while it still serves), then stops within --shutdown-grace (10 s) and exits 0. -t 30
+# leaves room for both, so a 137 would mean it hung, not that podman was impatient.
+ready=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+[ "$ready" = 200 ] || fail "/readyz before the stop: $ready"
+stop_started=$(date +%s)
+"${podman[@]}" stop -t 30 "$name" >/dev/null 2>>"$work/podman.log" &
+stopper=$!
+while kill -0 "$stopper" 2>/dev/null; do
+  ready=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+  [ "$ready" != 503 ] || break
+  sleep 0.1
+done
+live=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$port/livez")
+wait "$stopper" || fail "podman stop failed"
+stop_seconds=$(($(date +%s) - stop_started))
+[ "$ready $live" = "503 200" ] || fail "during the drain: /readyz $ready and /livez $live, not 503 and 200"
 exit_code=$("${podman[@]}" inspect --format '{{.State.ExitCode}}' "$name")
 [ "$exit_code" = 0 ] || {
   "${podman[@]}" logs "$name" >&2 || true
   fail "exit status $exit_code after SIGTERM"
 }
-log "SIGTERM: exit 0; thumbd's last log line: $("${podman[@]}" logs "$name" 2>&1 | tail -1)"
+log "SIGTERM: /readyz 503 and /livez 200 during the drain, exit 0 after ${stop_seconds} s; thumbd's last log line: $("${podman[@]}" logs "$name" 2>&1 | tail -1)"
 
 # Listening on 127.0.0.1 inside would not be reachable: the published-port check above means
 # THUMBD_HOST=0.0.0.0 matters (and this check is not vacuous).
