@@ -247,7 +247,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             } orElse: { [self] late in
                 .failure(lateFailure(late, request.source))
             } then: { [self] result in
-                variantFlights.complete(key, with: result)
+                complete(key, request.source, with: result)
             }
             return
         }
@@ -299,11 +299,26 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             return ThumbnailError(.queueFull, "waited in the queue past --queue-timeout")
         case .jobTimeout:
             let error = countedFailure(ThumbnailError(.processingTimeout, "ran past --job-timeout: \(source)"))
-            failures.remember(error, of: source)
-            cache.removeValue(forKey: .original(source))
-            cache.removeValue(forKey: .decoded(source))
+            giveUp(on: source, error)
             return error
         }
+    }
+
+    /// A source whose job ran past its deadline (given up by the pool, or stopped by the image
+    /// library itself): remembered as failed, its original and decoded copy dropped.
+    private func giveUp(on source: SourceURL, _ error: ThumbnailError) {
+        failures.remember(error, of: source)
+        cache.removeValue(forKey: .original(source))
+        cache.removeValue(forKey: .decoded(source))
+    }
+
+    /// Hands a job's result to its waiters, giving up on the source first if the work itself
+    /// stopped at the deadline.
+    private func complete(
+        _ key: CacheKey, _ source: SourceURL, with result: Result<Variant, ThumbnailError>
+    ) {
+        if case .failure(let error) = result, error.code == .processingTimeout { giveUp(on: source, error) }
+        variantFlights.complete(key, with: result)
     }
 
     /// The miss path from the original (cached, or fetched now with `slot` or one taken later).
@@ -349,7 +364,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
                     held.end()
                     return .failure(lateFailure(late, request.source))
                 } then: { [self] result in
-                    variantFlights.complete(key, with: result)
+                    complete(key, request.source, with: result)
                 }
             }
         }

@@ -56,7 +56,8 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         let image: VipsDecodedImage
         do {
             image = try source.withUnsafeBytes { bytes throws(VipsError) in
-                try Vips.decode(of: bytes, fittingWidth: width, height: height, options: options)
+                try Vips.decode(
+                    of: bytes, fittingWidth: width, height: height, options: options, timeLimit: deadline.remaining)
             }
         } catch {
             throw Self.map(error)
@@ -82,11 +83,14 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
             switch input {
             case .original(let bytes, _):
                 thumbnail = try bytes.withUnsafeBytes { buffer throws(VipsError) in
-                    try Vips.thumbnail(of: .encoded(buffer), cut: cut, encoding: encoding, options: options)
+                    try Vips.thumbnail(
+                        of: .encoded(buffer), cut: cut, encoding: encoding, options: options,
+                        timeLimit: deadline.remaining)
                 }
             case .decoded(let copy):
                 thumbnail = try Vips.thumbnail(
-                    of: .decoded(copy.handle), cut: cut, encoding: encoding, options: options)
+                    of: .decoded(copy.handle), cut: cut, encoding: encoding, options: options,
+                    timeLimit: deadline.remaining)
             }
             let buffer = thumbnail.buffer
             return EncodedImage(
@@ -104,8 +108,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         case .decodeFailed(let text): ThumbnailError(.undecodableSource, text)
         case .encodeFailed(let text): ThumbnailError(.internal, "encode: \(text)")
         case .invalidArgument(let text): ThumbnailError(.internal, "vips argument: \(text)")
-        // No caller passes a time limit yet (the lead wires the job deadline and its code).
-        case .timedOut: ThumbnailError(.internal, "vips time limit")
+        case .timedOut: ThumbnailError(.processingTimeout, "libvips stopped at the job's deadline")
         }
     }
 
