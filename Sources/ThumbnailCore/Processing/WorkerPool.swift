@@ -193,7 +193,9 @@ public final class WorkerPool: Sendable {
             // The threads hold the pool strongly until `stop()` lets them end. At start-up: a
             // process that cannot start its workers cannot serve.
             do {
-                try DetachedThread.start(name: "thumbd-worker-\(index)", stackSize: stackSize) { self.workLoop() }
+                try DetachedThread.start(
+                    name: "thumbd-worker-\(index)", stackSize: stackSize, niceness: Self.workerNiceness
+                ) { self.workLoop() }
             } catch {
                 fatalError("thumbd: cannot start worker \(index): \(error)")
             }
