@@ -13,7 +13,7 @@
 
     hit-latency-client.py flood PORT ORIGIN NAMES_FILE TAG CLIENTS SECONDS
         CLIENTS keep-alive connections, each asking for thumbnails nobody asked for before,
-        until SECONDS have passed: request k (one counter) is image k mod count of NAMES_FILE
+        until SIGTERM (or SECONDS at most): request k (one counter) is image k mod count of NAMES_FILE
         under a source URL new to thumbd (ORIGIN/NAME?r=TAG-k: nginx ignores the query, thumbd
         fetches it as a new source), width 200 + k mod 200, format=jpeg: bench/lua/misses.lua's
         cold mode. Prints one JSON line: requests, statuses, images (2xx), seconds.
@@ -21,6 +21,7 @@
 import http.client
 import json
 import math
+import signal
 import sys
 import threading
 import time
@@ -90,11 +91,13 @@ def flood(port, origin, names_file, tag, clients, seconds):
     lock = threading.Lock()
     statuses = {}
     deadline = time.monotonic() + seconds
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     start = time.monotonic()
 
     def run():
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        while time.monotonic() < deadline:
+        while not stop.is_set() and time.monotonic() < deadline:
             with lock:
                 k = next(counter)
             source = f"{origin}/{names[k % len(names)]}?r={tag}-{k}"
@@ -114,8 +117,8 @@ def flood(port, origin, names_file, tag, clients, seconds):
     threads = [threading.Thread(target=run) for _ in range(clients)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    while any(t.is_alive() for t in threads):
+        threads[0].join(0.1)  # with a timeout, so that SIGTERM's handler runs
     elapsed = time.monotonic() - start
     images = sum(n for s, n in statuses.items() if s.startswith("2"))
     print(json.dumps({"requests": sum(statuses.values()), "statuses": statuses, "images": images,
