@@ -15,10 +15,16 @@ public enum DetachedThread {
     /// by `top -H`, `gdb`, `/proc/<pid>/task/*/comm`) with a stack of `stackSize` bytes (raised to
     /// 64 KiB at least). Throws the `pthread_create` error, typically `EAGAIN` when the process
     /// is out of threads.
+    ///
+    /// A `niceness` above 0 runs the thread that many nice levels below the process's main thread
+    /// (capped at 19, the lowest), set in the new thread before `body`: for work that must yield
+    /// the cores to threads that answer clients. 0 (the default) leaves the value the thread
+    /// inherits from the one that starts it. Threads the new thread starts in turn (libvips' own)
+    /// inherit its value. Best effort: see `lowerPriority`.
     public static func start(
-        name: String, stackSize: Int, _ body: @escaping @Sendable () -> Void
+        name: String, stackSize: Int, niceness: Int = 0, _ body: @escaping @Sendable () -> Void
     ) throws(SystemError) {
-        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        let start = Unmanaged.passRetained(Start(name: name, niceness: niceness, body: body)).toOpaque()
         let result = create(stackSize: stackSize, context: start)
         guard result == 0 else {
             Unmanaged<Start>.fromOpaque(start).release()
@@ -39,12 +45,30 @@ public enum DetachedThread {
 
     fileprivate final class Start: Sendable {
         let name: String
+        let niceness: Int
         let body: @Sendable () -> Void
 
-        init(name: String, body: @escaping @Sendable () -> Void) {
+        init(name: String, niceness: Int, body: @escaping @Sendable () -> Void) {
             self.name = name
+            self.niceness = niceness
             self.body = body
         }
+    }
+
+    /// Sets the calling thread's nice value to the main thread's plus `niceness`, capped at 19.
+    /// Relative to the main thread, so that `nice -n 5 thumbd` keeps the gap, and so that a thread
+    /// started from an already lowered one does not sink further. On Linux the nice value belongs
+    /// to one thread, not to the process (POSIX says otherwise; see setpriority(2), BUGS), and
+    /// `PRIO_PROCESS` with id 0 is the calling thread (glibc's overlay lacks `gettid`); the main
+    /// thread's id is the process id. Errors are ignored: any thread may lower its own priority, so
+    /// only a sandbox that forbids the call (seccomp) makes it fail, and then the thread just runs
+    /// at the priority it inherited, as it did before this existed.
+    fileprivate static func lowerPriority(by niceness: Int) {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let base = getpriority(which, id_t(getpid()))
+        guard errno == 0 else { return }
+        _ = setpriority(which, 0, Int32(min(19, Int(base) + niceness)))
     }
 
     /// Names the calling thread, best effort. Glibc's Swift overlay does not expose
@@ -59,10 +83,11 @@ public enum DetachedThread {
     }
 }
 
-/// The new thread's entry point: names it, then runs the closure.
+/// The new thread's entry point: names it, lowers its priority if asked, then runs the closure.
 private func threadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     let start = Unmanaged<DetachedThread.Start>.fromOpaque(context!).takeRetainedValue()
     DetachedThread.setCurrentThreadName(start.name)
+    if start.niceness > 0 { DetachedThread.lowerPriority(by: start.niceness) }
     start.body()
     return nil
 }

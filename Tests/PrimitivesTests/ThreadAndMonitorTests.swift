@@ -16,6 +16,30 @@ import Testing
         #expect(name == "primitives-test")
     }
 
+    /// `niceness` is counted from the main thread, capped at 19, and 0 keeps the starter's value:
+    /// a thread started from a lowered one with the same niceness does not sink further.
+    @Test func detachedThreadRunsBelowTheMainThreadWhenAsked() async throws {
+        let main = niceValue(ofThread: Int32(getpid()))
+        let seen = Monitor<[Int32]?>(nil)
+        try DetachedThread.start(name: "lowered", stackSize: 64 << 10, niceness: 3) {
+            let lowered = niceValue(ofThread: 0)
+            let again = Monitor<[Int32]?>(nil)
+            try! DetachedThread.start(name: "lowered-again", stackSize: 64 << 10, niceness: 3) {
+                let inherited = Monitor<Int32?>(nil)
+                try! DetachedThread.start(name: "inherits", stackSize: 64 << 10) {
+                    inherited.withLock { $0 = niceValue(ofThread: 0) }
+                }
+                let kept = inherited.wait(until: { $0 != nil }) { $0! }
+                again.withLock { $0 = [niceValue(ofThread: 0), kept] }
+            }
+            let inner = again.wait(until: { $0 != nil }) { $0! }
+            seen.withLock { $0 = [lowered] + inner }
+        }
+        let values = await blocking { seen.wait(until: { $0 != nil }) { $0! } }
+        let expected = min(19, main + 3)
+        #expect(values == [expected, expected, expected])
+    }
+
     @Test func monitorWaitsForTheCondition() async throws {
         let gate = Monitor(0)
         let arrived = Monitor(0)
@@ -44,6 +68,11 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async ->
     await withCheckedContinuation { continuation in
         try! DetachedThread.start(name: "blocking", stackSize: 64 << 10) { continuation.resume(returning: body()) }
     }
+}
+
+/// A thread's nice value; `0`: the calling thread (on Linux the nice value is per thread).
+private func niceValue(ofThread thread: Int32) -> Int32 {
+    getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread))
 }
 
 private func currentThreadName() -> String {

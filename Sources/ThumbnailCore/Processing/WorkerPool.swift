@@ -195,7 +195,10 @@ public final class WorkerPool: Sendable {
 
     /// Starts the thread `id` (already registered in the state).
     func startThread(_ id: Int) throws(SystemError) {
-        try DetachedThread.start(name: "thumbd-worker-\(id)", stackSize: stackSize) { self.workLoop(id) }
+        // Below the HTTP threads' priority (`workerNiceness`), so a hit never waits behind a decode.
+        try DetachedThread.start(name: "thumbd-worker-\(id)", stackSize: stackSize, niceness: Self.workerNiceness) {
+            self.workLoop(id)
+        }
     }
 
     /// One worker: takes a job (sizing it first if it is charged and unsized), runs it under its
