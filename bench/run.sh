@@ -108,20 +108,23 @@ mkdir -p "$work" "$bench/results"
 rm -rf "$raw" "$work/static" "$work/nginx" "$work/lists"
 mkdir -p "$raw" "$work/static" "$work/nginx/logs" "$work/nginx/tmp" "$work/lists" "$work/bin"
 
+# thumbd-bench is a package of its own (bench/Package.swift), built into bench/.build.
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "swift build -c release"
   swift build -c release --product thumbd >"$work/build-thumbd.log" 2>&1 ||
     die "swift build -c release --product thumbd failed: see $work/build-thumbd.log"
-  if ! swift build -c release --product thumbd-bench >"$work/build-bench.log" 2>&1; then
+  log "swift build -c release --package-path bench (thumbd-bench)"
+  if ! swift build -c release --package-path "$bench" --product thumbd-bench >"$work/build-bench.log" 2>&1; then
     log "thumbd-bench did not build (see $work/build-bench.log); the in-process figures will be n/a"
   fi
 fi
 binpath="$(swift build -c release --show-bin-path)"
+benchbinpath="$(swift build -c release --package-path "$bench" --show-bin-path)"
 [ -x "$binpath/thumbd" ] || die "no thumbd binary in $binpath"
 # Copies, so a concurrent `swift build` cannot swap the binaries under a running bench.
 cp "$binpath/thumbd" "$work/bin/thumbd"
 rm -f "$work/bin/thumbd-bench"
-[ -x "$binpath/thumbd-bench" ] && cp "$binpath/thumbd-bench" "$work/bin/thumbd-bench"
+[ -x "$benchbinpath/thumbd-bench" ] && cp "$benchbinpath/thumbd-bench" "$work/bin/thumbd-bench"
 
 # The cold-miss reference: the plain libvips floor (bench/floor/floor.c), rebuilt on every run
 # (it is small) against the same libvips thumbd links.
