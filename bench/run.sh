@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # thumbd benchmark: thumbd side by side with references (nginx serving the same bytes, the plain
 # libvips floor of a cold miss: bench/floor/floor.c), ROUNDS alternating rounds (3), a memory mode, and a
-# Markdown report in bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
+# Markdown report in bench/results/<UTC date-time>.md (commit it in place of the previous one).
 #
 #   bench/run.sh              full run (about 24 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
@@ -594,6 +594,5 @@ grep -v ' route=' "$work/thumbd-signed.log" | head -20 >"$raw/thumbd-signed-othe
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 report="$bench/results/$stamp.md"
 python3 "$bench/report.py" "$raw" "$corpus/manifest.tsv" >"$report"
-cp "$report" "$bench/results/latest.md"
-log "report: $report (and bench/results/latest.md)"
+log "report: $report"
 sed -n '/^## Targets/,/^## /p' "$report" | sed '$d' >&2
