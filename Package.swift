@@ -9,13 +9,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
-        .executable(name: "thumbd-bench", targets: ["thumbd-bench"]),
-        // Libraries only so that the libFuzzer package in fuzz/ can depend on this one by path;
-        // `swift build` builds the same targets either way.
+        // Libraries only so that the packages in fuzz/ (libFuzzer) and bench/ (thumbd-bench) can
+        // depend on this one by path; `swift build` builds the same targets either way.
         .library(name: "Primitives", targets: ["Primitives"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "ThumbnailCore", targets: ["ThumbnailCore"]),
         .library(name: "ThumbnailService", targets: ["ThumbnailService"]),
+        .library(name: "Vips", targets: ["Vips"]),
     ],
     targets: [
         // System libraries (Debian -dev packages, found through pkg-config).
@@ -51,9 +51,6 @@ let package = Package(
             dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer", "Crypto", "Primitives"]),
 
         .executableTarget(name: "thumbd", dependencies: ["ThumbnailService"]),
-        .executableTarget(
-            name: "thumbd-bench", dependencies: ["ThumbnailService", "Vips", "Primitives"],
-            path: "bench/Sources/thumbd-bench"),
 
         // Test-only helpers: an in-process HTTP origin, a blocking HTTP client run off the
         // cooperative pool, and libvips-made fixtures (through Vips' `package` surface, no C).

@@ -11,7 +11,7 @@
 #                                           images, user/system CPU ms and page faults per image,
 #                                           peak RSS each
 # Run it twice with A and B swapped: the order within a slice pair is not neutral. Setup:
-# bench/malloc-setup.sh (corpus, nginx origin on 127.0.0.1:18181), told to build nothing: both
+# bench/origin-setup.sh (corpus, nginx origin on 127.0.0.1:18181), told to build nothing: both
 # binaries are given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +19,8 @@ mode=${1:?hit or cold}
 a=${2:?A binary}
 b=${3:?B binary}
 THUMBD_BIN=$a
-# shellcheck source=bench/malloc-setup.sh
-source bench/malloc-setup.sh
+# shellcheck source=bench/origin-setup.sh
+source bench/origin-setup.sh
 origin=http://127.0.0.1:18181/src
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; cleanup' EXIT

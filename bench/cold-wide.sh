@@ -20,8 +20,8 @@ SECS=${SECS:-30}
 cores=$(nproc)
 bench/corpus.sh --wide
 CORPUS_DIR=bench/work/corpus-wide
-# shellcheck source=bench/malloc-setup.sh
-source bench/malloc-setup.sh
+# shellcheck source=bench/origin-setup.sh
+source bench/origin-setup.sh
 manifest=$CORPUS_DIR/manifest.tsv
 tail -n +2 "$manifest" | cut -f3 >"$work/names.txt" # manifest order, as the floor reads it
 floor=bench/work/bin/floor

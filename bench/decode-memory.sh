@@ -3,13 +3,20 @@
 # for every image of bench/corpus (or the directory given), a first size at WIDTH (default 300),
 # the reusable-copy decode and a cut from that copy; prints a table of estimate, measured RSS rise
 # and libvips' tracked high-water, and fails when any estimate is more than 10 % under the measured rise.
-# Short: about a second per image. Usage: bench/decode-memory.sh [DIR] [WIDTH]
+# Short: about a second per image, after a release build of thumbd-bench (bench/Package.swift;
+# THUMBD_BENCH=path runs that binary instead). Usage: bench/decode-memory.sh [DIR] [WIDTH]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 corpus="${1:-$here/corpus}"
 width="${2:-300}"
-bin="${THUMBD_BENCH:-$here/../.build/debug/thumbd-bench}"
-[ -x "$bin" ] || { echo "build it first: swift build --product thumbd-bench" >&2; exit 2; }
+if [ -z "${THUMBD_BENCH:-}" ]; then
+  mkdir -p "$here/work"
+  swift build -c release --package-path "$here" --product thumbd-bench >"$here/work/build-bench.log" 2>&1 ||
+    { echo "thumbd-bench did not build (see $here/work/build-bench.log)" >&2; exit 2; }
+  THUMBD_BENCH="$(swift build -c release --package-path "$here" --show-bin-path)/thumbd-bench"
+fi
+bin=$THUMBD_BENCH
+[ -x "$bin" ] || { echo "no thumbd-bench at $bin" >&2; exit 2; }
 printf '| image | format | size | interlaced | path | estimate MiB | measured RSS rise MiB | libvips tracked MiB | estimate / measured |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'
 worst=99

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # thumbd benchmark: thumbd side by side with references (nginx serving the same bytes, the plain
 # libvips floor of a cold miss: bench/floor/floor.c), ROUNDS alternating rounds (3), a memory mode, and a
-# Markdown report in bench/results/<UTC date-time>.md (copied to bench/results/latest.md).
+# Markdown report in bench/results/<UTC date-time>.md (commit it in place of the previous one).
 #
 #   bench/run.sh              full run (about 24 minutes on 2 cores)
 #   QUICK=1 bench/run.sh      smoke run (short runs, about 3 minutes)
@@ -108,20 +108,23 @@ mkdir -p "$work" "$bench/results"
 rm -rf "$raw" "$work/static" "$work/nginx" "$work/lists"
 mkdir -p "$raw" "$work/static" "$work/nginx/logs" "$work/nginx/tmp" "$work/lists" "$work/bin"
 
+# thumbd-bench is a package of its own (bench/Package.swift), built into bench/.build.
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "swift build -c release"
   swift build -c release --product thumbd >"$work/build-thumbd.log" 2>&1 ||
     die "swift build -c release --product thumbd failed: see $work/build-thumbd.log"
-  if ! swift build -c release --product thumbd-bench >"$work/build-bench.log" 2>&1; then
+  log "swift build -c release --package-path bench (thumbd-bench)"
+  if ! swift build -c release --package-path "$bench" --product thumbd-bench >"$work/build-bench.log" 2>&1; then
     log "thumbd-bench did not build (see $work/build-bench.log); the in-process figures will be n/a"
   fi
 fi
 binpath="$(swift build -c release --show-bin-path)"
+benchbinpath="$(swift build -c release --package-path "$bench" --show-bin-path)"
 [ -x "$binpath/thumbd" ] || die "no thumbd binary in $binpath"
 # Copies, so a concurrent `swift build` cannot swap the binaries under a running bench.
 cp "$binpath/thumbd" "$work/bin/thumbd"
 rm -f "$work/bin/thumbd-bench"
-[ -x "$binpath/thumbd-bench" ] && cp "$binpath/thumbd-bench" "$work/bin/thumbd-bench"
+[ -x "$benchbinpath/thumbd-bench" ] && cp "$benchbinpath/thumbd-bench" "$work/bin/thumbd-bench"
 
 # The cold-miss reference: the plain libvips floor (bench/floor/floor.c), rebuilt on every run
 # (it is small) against the same libvips thumbd links.
@@ -591,6 +594,5 @@ grep -v ' route=' "$work/thumbd-signed.log" | head -20 >"$raw/thumbd-signed-othe
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 report="$bench/results/$stamp.md"
 python3 "$bench/report.py" "$raw" "$corpus/manifest.tsv" >"$report"
-cp "$report" "$bench/results/latest.md"
-log "report: $report (and bench/results/latest.md)"
+log "report: $report"
 sed -n '/^## Targets/,/^## /p' "$report" | sed '$d' >&2

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# thumbd soak: SOAK_SECONDS (default 600) of mixed load — hits, new sizes, cold misses, HEAD,
-# If-None-Match revalidations, POST /prefetch, only-if-cached, malformed requests, slow clients —
-# against a good origin (nginx serving bench/corpus) and misbehaving origins (bench/soak/origin.py:
-# slow trickle, stall, reset mid-body, 5xx, wrong Content-Length, truncated images, redirect loop,
+# thumbd soak: SOAK_SECONDS (default 600) of mixed load — hits, new sizes, cold misses, new sizes
+# of a never-seen source racing its first size (three widths at once), HEAD, If-None-Match
+# revalidations, POST /prefetch, only-if-cached, malformed requests, slow clients — against a
+# good origin (nginx serving bench/corpus) and misbehaving origins (bench/soak/origin.py: slow
+# trickle, stall, reset mid-body, 5xx, wrong Content-Length, truncated images, redirect loop,
 # flapping up/down), each on its own port (its own fetch slots and circuit breaker). Checks: no
 # crash, no 500, every request answered within its deadline with the expected status
 # (problem+json), RSS after warm-up flat (< 50 MiB growth), peak RSS <= cache + work + 80 MiB.

@@ -46,7 +46,8 @@ public enum Vips {
     /// The most memory libvips' own allocator (`vips_tracked_malloc`: pixel buffers, line caches)
     /// has held at once since start, for `thumbd-bench memory`. It does not see what the codecs
     /// allocate themselves (libjpeg's coefficient arrays), so the bench reads the peak RSS as well.
-    package static func trackedMemoryHighWater() -> Int {
+    /// `public` for thumbd-bench only (bench/Package.swift, a package of its own).
+    public static func trackedMemoryHighWater() -> Int {
         initialize()
         return Int(vips_tracked_get_mem_highwater())
     }

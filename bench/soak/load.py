@@ -188,6 +188,29 @@ def op_new_size(rnd):
     run_op("new-size", "GET", thumb(good(rnd.choice(names)), w=rnd.randint(100, 1200)), {200})
 
 
+def op_new_size_race(rnd):
+    """A never-seen source asked for at three widths at once: one request fetches it and streams
+    its first size while the others wait for that fetch and are cut from its decoded copy. This
+    load (first fetches racing new sizes of the same source) found liborc's code-allocator race
+    (docs/architecture.md, "Orc stays on")."""
+    src = good(rnd.choice(names), f"race={next(seq)}")
+    widths = rnd.sample(range(100, 1201), 3)
+    start = threading.Barrier(len(widths))
+
+    def one(w):
+        try:
+            start.wait(5)
+        except threading.BrokenBarrierError:
+            pass  # send it anyway: a late start is a weaker race, not a failure
+        run_op("new-size race", "GET", thumb(src, w=w), {200})
+
+    racers = [threading.Thread(target=one, args=(w,)) for w in widths]
+    for t in racers:
+        t.start()
+    for t in racers:
+        t.join()
+
+
 def op_cold(rnd):
     run_op("cold-miss", "GET", thumb(good(rnd.choice(names), f"soak={next(seq)}"), w=rnd.randint(200, 399), format="jpeg"), {200})
 
@@ -308,7 +331,7 @@ def op_fault(rnd):
 
 
 MIX = [
-    (op_hit, 30), (op_head, 5), (op_revalidate, 8), (op_new_size, 8), (op_cold, 5), (op_prefetch, 3),
+    (op_hit, 30), (op_head, 5), (op_revalidate, 8), (op_new_size, 8), (op_new_size_race, 3), (op_cold, 5), (op_prefetch, 3),
     (op_only_if_cached, 5), (op_malformed, 8), (op_fault, 16),
 ]
 ops, weights = zip(*MIX)
@@ -538,7 +561,7 @@ for op in sorted(by_op):
     st = ", ".join(f"{k}: {v}" for k, v in sorted(d["statuses"].items(), key=lambda kv: str(kv[0])))
     ca = ", ".join(f"{k}: {v}" for k, v in sorted(d["cache"].items()))
     w(f"| {op} | {d['n']} | {st} | {ca or '-'} | {pct(d['lat'], 0.5):.3f} | {pct(d['lat'], 0.99):.3f} | {max(d['lat']):.3f} | {d['bad']} |")
-w("\nExpected: hit, head 200; if-none-match 304 (200 after an eviction); new-size, cold-miss, trickle 200; prefetch 202; "
+w("\nExpected: hit, head 200; if-none-match 304 (200 after an eviction); new-size, new-size race, cold-miss, trickle 200; prefetch 202; "
   "only-if-cached 200 or 504 (never seen: 504); malformed 400/403/404/405/414/505 as named; not an image 415; "
   "stall 504; reset, 5xx, badlen long (Content-Length past the body), redirect loop 502; truncated 422; badlen short 422; "
   "flap 200 or 502 (refused, or its breaker open); 503 + Retry-After allowed wherever work is made.")

@@ -1,11 +1,11 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # work, bin and pid are for the scripts that source this
-# Sourced (from the repository root) by the malloc benches — allocators.sh, malloc-thresholds.sh,
-# malloc-phases.sh: the corpus, a release build of thumbd (or THUMBD_BIN), the corpus names in
-# $work/names.txt, an nginx origin for it on 127.0.0.1:18181 (/src/), and an EXIT trap that stops
-# nginx and the thumbd whose pid is in $pid. Sets work, bin, pid; start_thumbd starts more.
-# CORPUS_DIR: another corpus directory, already built (bench/cold-wide.sh's).
-work=bench/work/allocators
+# Sourced (from the repository root) by ab.sh and cold-wide.sh, which run thumbd processes of
+# their own against one origin: the corpus, a release build of thumbd (or THUMBD_BIN), the corpus
+# names in $work/names.txt, an nginx origin for it on 127.0.0.1:18181 (/src/), and an EXIT trap
+# that stops nginx and the thumbd whose pid is in $pid. Sets work, bin, pid; start_thumbd starts
+# more. CORPUS_DIR: another corpus directory, already built (bench/cold-wide.sh's).
+work=bench/work/origin
 mkdir -p "$work/logs"
 corpus_dir=${CORPUS_DIR:-bench/corpus}
 [ "$corpus_dir" != bench/corpus ] || bench/corpus.sh >/dev/null
