@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "Primitives"),
 
         // One safe Swift type per C handle; no policy.
-        .target(name: "Vips", dependencies: ["CVips", "CVipsShims"]),
+        .target(name: "Vips", dependencies: ["CVips", "CVipsShims", "Primitives"]),
         .target(name: "Curl", dependencies: ["CCurl", "CCurlShims", "Primitives"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "Primitives"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),

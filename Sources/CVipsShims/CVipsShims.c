@@ -2,10 +2,12 @@
 #include "CVipsShims.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <lcms2.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <vips/vector.h>
 
 // MARK: Orc's code memory, serialised
@@ -91,9 +93,9 @@ VipsImage *cvips_load_buffer(const char *loader, const void *buf, size_t len) {
     return result == 0 ? out : NULL;
 }
 
-int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
-                           VipsSize size, VipsInteresting crop, const char *option_string) {
-    return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", size, "crop", crop,
+int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height, VipsSize size,
+                           const char *option_string) {
+    return vips_thumbnail_buffer((void *)buf, len, out, width, "height", height, "size", size, "no_rotate", TRUE,
                                  "option_string", option_string, NULL);
 }
 
@@ -134,9 +136,126 @@ int cvips_extract_band(VipsImage *in, VipsImage **out, int band, int n) {
     return vips_extract_band(in, out, band, "n", n, NULL);
 }
 
-int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size,
-                          VipsInteresting crop) {
-    return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
+int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size) {
+    return vips_thumbnail_image(in, out, width, "height", height, "size", size, "no_rotate", TRUE, NULL);
+}
+
+int cvips_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting) {
+    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
+}
+
+// MARK: Deadlines
+
+struct CVipsDeadline {
+    gint64 at;  // CLOCK_MONOTONIC, nanoseconds
+};
+
+static gint64 cvips_monotonic_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (gint64)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+CVipsDeadline *cvips_deadline_new(int64_t nanoseconds) {
+    CVipsDeadline *deadline = g_atomic_rc_box_new0(CVipsDeadline);
+    gint64 now = cvips_monotonic_now();
+    deadline->at = nanoseconds > G_MAXINT64 - now ? G_MAXINT64 : now + nanoseconds;
+    return deadline;
+}
+
+void cvips_deadline_release(CVipsDeadline *deadline) { g_atomic_rc_box_release(deadline); }
+
+int cvips_deadline_passed(const CVipsDeadline *deadline) { return cvips_monotonic_now() >= deadline->at; }
+
+static void cvips_deadline_check(VipsImage *image, VipsProgress *progress, gpointer deadline) {
+    if (cvips_deadline_passed(deadline)) vips_image_set_kill(image, TRUE);
+}
+
+static void cvips_deadline_drop(gpointer deadline, GClosure *closure) { g_atomic_rc_box_release(deadline); }
+
+void cvips_deadline_watch(VipsImage *image, CVipsDeadline *deadline) {
+    vips_image_set_progress(image, TRUE);
+    // Signals go to the most downstream image that asked for progress: this one, unless it
+    // inherited an upstream image's when it was made.
+    VipsImage *signalling = image->progress_signal;
+    g_signal_connect_data(signalling, "preeval", G_CALLBACK(cvips_deadline_check),
+                          g_atomic_rc_box_acquire(deadline), cvips_deadline_drop, 0);
+    g_signal_connect_data(signalling, "eval", G_CALLBACK(cvips_deadline_check),
+                          g_atomic_rc_box_acquire(deadline), cvips_deadline_drop, 0);
+}
+
+// A memory source whose reads fail once the deadline has passed. Not a VipsSource over the
+// memory itself (vips_source_new_from_memory): libvips copies from those without calling any
+// method, and nothing else runs in a loader's decode often enough to check a clock.
+typedef struct {
+    VipsSource parent_object;
+    const unsigned char *data;
+    gint64 length;
+    gint64 position;
+    CVipsDeadline *deadline;
+} CVipsTimedSource;
+
+typedef struct {
+    VipsSourceClass parent_class;
+} CVipsTimedSourceClass;
+
+G_DEFINE_TYPE(CVipsTimedSource, cvips_timed_source, VIPS_TYPE_SOURCE)
+
+static gint64 cvips_timed_source_read(VipsSource *source, void *buffer, size_t length) {
+    CVipsTimedSource *timed = (CVipsTimedSource *)source;
+    if (cvips_deadline_passed(timed->deadline)) {
+        errno = ETIMEDOUT;  // vips_source_read reports it: "read error"
+        return -1;
+    }
+    gint64 available = MIN((gint64)length, timed->length - timed->position);
+    memcpy(buffer, timed->data + timed->position, available);
+    timed->position += available;
+    return available;
+}
+
+static gint64 cvips_timed_source_seek(VipsSource *source, gint64 offset, int whence) {
+    CVipsTimedSource *timed = (CVipsTimedSource *)source;
+    gint64 base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? timed->position : timed->length;
+    if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) return -1;
+    if (base + offset < 0 || base + offset > timed->length) return -1;
+    timed->position = base + offset;
+    return timed->position;
+}
+
+static void cvips_timed_source_finalize(GObject *object) {
+    g_atomic_rc_box_release(((CVipsTimedSource *)object)->deadline);
+    G_OBJECT_CLASS(cvips_timed_source_parent_class)->finalize(object);
+}
+
+static void cvips_timed_source_class_init(CVipsTimedSourceClass *class) {
+    G_OBJECT_CLASS(class)->finalize = cvips_timed_source_finalize;
+    VIPS_OBJECT_CLASS(class)->nickname = "thumbd_timed_source";
+    VIPS_OBJECT_CLASS(class)->description = "memory source with a deadline";
+    VIPS_SOURCE_CLASS(class)->read = cvips_timed_source_read;
+    VIPS_SOURCE_CLASS(class)->seek = cvips_timed_source_seek;
+}
+
+static void cvips_timed_source_init(CVipsTimedSource *timed) {}
+
+int cvips_thumbnail_timed(const void *buf, size_t len, CVipsDeadline *deadline, VipsImage **out, int width,
+                          int height, VipsSize size, const char *option_string) {
+    CVipsTimedSource *source = g_object_new(cvips_timed_source_get_type(), NULL);
+    source->data = buf;
+    source->length = (gint64)len;
+    source->deadline = g_atomic_rc_box_acquire(deadline);
+    if (vips_object_build(VIPS_OBJECT(source))) {
+        g_object_unref(source);
+        return -1;
+    }
+    // The loader keeps its own reference to the source for as long as the image needs it.
+    int result = vips_thumbnail_source(VIPS_SOURCE(source), out, width, "height", height, "size", size,
+                                       "no_rotate", TRUE, "option_string", option_string, NULL);
+    g_object_unref(source);
+    return result;
 }
 
 int cvips_min(VipsImage *in, double *out) {

@@ -59,6 +59,15 @@ public enum Fixtures {
         return image.save("pngsave_buffer", options: "compression=6,strip=true")
     }
 
+    /// A large PNG, `tile` × `tile` quadrant-pattern tiles repeated `across` × `down` times:
+    /// libvips repeats the tile lazily (no full-size pixels in Swift), and the pattern compresses
+    /// well (zlib level 1), so a 16-megapixel PNG takes well under a second to make.
+    public static func tiledPNG(tile: Int, across: Int, down: Int) -> [UInt8] {
+        let image = VipsFixtureImage(pixels: quadrants(width: tile, height: tile), width: tile, height: tile, bands: 3)
+        return image.apply("replicate", options: "across=\(across),down=\(down)")
+            .save("pngsave_buffer", options: "compression=1,strip=true")
+    }
+
     /// Quadrant-pattern lossy WebP.
     public static func webp(width: Int, height: Int) -> [UInt8] {
         let image = VipsFixtureImage(

@@ -100,20 +100,27 @@ public enum Vips {
     /// orientation applied, sRGB (honouring an embedded ICC profile; CMYK converted; greyscale stays
     /// greyscale), 8-bit, alpha flattened onto white for JPEG, every metadata field stripped. Safe to
     /// call concurrently, also on one decoded copy.
+    ///
+    /// `timeLimit`: once it has passed, the decoding and resizing stop (JPEG, PNG and TIFF within a
+    /// read of their bytes; the rest at the next progress signal of libvips' copy to memory), and
+    /// so does the call before it encodes; it then throws `.timedOut`. The header read and the
+    /// encoder are not interrupted (`VipsDeadline` says why). Nil: no limit.
     public static func thumbnail(
-        of input: VipsInput, cut: VipsCut, encoding: VipsEncoding, options: VipsOptions
+        of input: VipsInput, cut: VipsCut, encoding: VipsEncoding, options: VipsOptions, timeLimit: Duration? = nil
     ) throws(VipsError) -> VipsThumbnail {
         initialize()
-        return try VipsPipeline.thumbnail(input, cut: cut, encoding: encoding, options: options)
+        return try VipsPipeline.thumbnail(input, cut: cut, encoding: encoding, options: options, timeLimit: timeLimit)
     }
 
     /// A decoded copy of the first page fitting inside `width` × `height` (never upscaled; decoded
     /// with shrink-on-load where the format has it), oriented, sRGB or greyscale, 8-bit, in memory,
-    /// an unused alpha band dropped. Any number of thumbnails can then be cut from it.
+    /// an unused alpha band dropped. Any number of thumbnails can then be cut from it. `timeLimit`
+    /// as for `thumbnail`.
     public static func decode(
-        of bytes: UnsafeRawBufferPointer, fittingWidth width: Int, height: Int, options: VipsOptions
+        of bytes: UnsafeRawBufferPointer, fittingWidth width: Int, height: Int, options: VipsOptions,
+        timeLimit: Duration? = nil
     ) throws(VipsError) -> VipsDecodedImage {
         initialize()
-        return try VipsPipeline.decode(bytes, width: width, height: height, options: options)
+        return try VipsPipeline.decode(bytes, width: width, height: height, options: options, timeLimit: timeLimit)
     }
 }

@@ -15,6 +15,8 @@ public enum VipsError: Error, Sendable, Equatable {
     case encodeFailed(String)
     /// The caller passed an option libvips cannot honour (e.g. a zero width).
     case invalidArgument(String)
+    /// The call's `timeLimit` passed before its pixel work was done: libvips stopped it.
+    case timedOut
 }
 
 extension VipsError {

@@ -3,61 +3,98 @@ internal import CVipsShims
 
 /// The one production pipeline, written once as its steps in order:
 ///
-///     header check → decode with shrink-on-load → orient → resize/crop   (`shrink`)
+///     header check → decode with shrink-on-load → resize   (`shrink`, one lazy libvips `thumbnail`)
+///     → orient → crop   (`orientAndCrop`, in memory)
 ///     → sRGB → 8-bit → (in memory) → flatten → strip → encode
 ///
-/// The first four are one libvips `thumbnail` call on purpose: it picks the shrink-on-load factor
+/// The first three are one libvips `thumbnail` call on purpose: it picks the shrink-on-load factor
 /// (JPEG decodes at 1/2, 1/4, 1/8 for about the cost of entropy decoding; WebP scales), and
-/// streams the decode through the resize, rotating and converting colour only on the small result.
-/// That is exactly what the plain-libvips floor in `bench/` does, so a miss costs what libvips
-/// needs. The same call on a decoded copy (`vips_thumbnail_image`) makes a new size from memory.
-/// Every later step runs on the output-sized image.
+/// streams the decode through the resize. That is what the plain-libvips floor in `bench/` does,
+/// so a miss costs what libvips needs. The same call on a decoded copy (`vips_thumbnail_image`)
+/// makes a new size from memory. Every later step runs on the output-sized image.
+///
+/// Rotating and cropping are ours, not the `thumbnail` call's: 8.14's thumbnail does both inside
+/// the call after copying the whole resized image to memory (thumbnail.c), which is where all the
+/// decoding happens, out of reach of a time limit. Here that same copy is `materialize`, watched by
+/// the call's `VipsDeadline`, and the rotation and crop that follow are the ones thumbnail makes
+/// (vips_autorot, vips_smartcrop), so the pixels are the same.
 enum VipsPipeline {
     /// Libvips' largest coordinate (`VIPS_MAX_COORD`): the box height for "fit the width only".
     static let unboundedSide = 10_000_000
 
     static func thumbnail(
-        _ input: VipsInput, cut: VipsCut, encoding: VipsEncoding, options: VipsOptions
+        _ input: VipsInput, cut: VipsCut, encoding: VipsEncoding, options: VipsOptions, timeLimit: Duration?
     ) throws(VipsError) -> VipsThumbnail {
-        try validate(cut, encoding)
-        let shrunk = try shrink(input, to: cut, options: options)
-        let srgb = try toSRGB(shrunk)
-        let eightBit = try toEightBit(srgb)
-        // Decode now, into the small result: a decode failure must surface here, not inside an
-        // encoder (8.14's webpsave leaks when its input fails), and the opacity check reads pixels.
-        let ready = try materialize(eightBit, decodeError: input.isEncoded)
-        var format = encoding.format
-        if let opaque = encoding.opaqueFormat, !ready.hasAlpha || isOpaque(ready) { format = opaque }
-        let flat = try flatten(ready, for: format)
-        let stripped = try strip(flat)
-        let buffer = try encode(stripped, format: format, quality: encoding.quality, options: options)
-        return VipsThumbnail(buffer: buffer, width: stripped.width, height: stripped.height, format: format)
+        let deadline = timeLimit.map(VipsDeadline.init)
+        return try reportingTimeOut(deadline) { () throws(VipsError) in
+            try validate(cut, encoding)
+            let shrunk = try shrink(input, to: cut, options: options, deadline)
+            let cropped = try orientAndCrop(shrunk.image, to: shrunk.box, decodeError: input.isEncoded, deadline)
+            let srgb = try toSRGB(cropped)
+            let eightBit = try toEightBit(srgb)
+            // Decode now, into the small result: a decode failure must surface here, not inside an
+            // encoder (8.14's webpsave leaks when its input fails), and the opacity check reads pixels.
+            let ready = try materialize(eightBit, decodeError: input.isEncoded, deadline)
+            if deadline?.hasPassed == true { throw .timedOut }
+            var format = encoding.format
+            if let opaque = encoding.opaqueFormat, !ready.hasAlpha || isOpaque(ready) { format = opaque }
+            let flat = try flatten(ready, for: format)
+            let stripped = try strip(flat)
+            let buffer = try encode(stripped, format: format, quality: encoding.quality, options: options)
+            return VipsThumbnail(buffer: buffer, width: stripped.width, height: stripped.height, format: format)
+        }
     }
 
     static func decode(
-        _ bytes: UnsafeRawBufferPointer, width: Int, height: Int, options: VipsOptions
+        _ bytes: UnsafeRawBufferPointer, width: Int, height: Int, options: VipsOptions, timeLimit: Duration?
     ) throws(VipsError) -> VipsDecodedImage {
         guard width >= 1, height >= 1 else { throw .invalidArgument("box \(width)x\(height)") }
-        _ = try checkLoader(bytes, options: options)
-        let box = (min(width, unboundedSide), min(height, unboundedSide))
-        guard
-            let shrunk = VipsImageHandle.make({
-                cvips_thumbnail_buffer(
-                    bytes.baseAddress, bytes.count, $0, Int32(box.0), Int32(box.1), VIPS_SIZE_DOWN,
-                    VIPS_INTERESTING_NONE, options.loadOptionString)
-            })
-        else { throw .decodeFailed(VipsError.takeErrorText()) }
-        let eightBit = try toEightBit(toSRGB(shrunk))
-        // The one copy into memory; a second only when an unused alpha band is dropped (rare: GIFs,
-        // opaque PNGs with alpha), worth it because the copy is kept and cut from many times.
-        let memory = try materialize(eightBit, decodeError: true)
-        guard memory.hasAlpha, isOpaque(memory) else { return VipsDecodedImage(handle: memory) }
-        guard let colour = VipsImageHandle.make({ cvips_extract_band(memory.pointer, $0, 0, Int32(memory.bands - 1)) })
-        else {
-            vips_error_clear()
-            return VipsDecodedImage(handle: memory)
+        let deadline = timeLimit.map(VipsDeadline.init)
+        return try reportingTimeOut(deadline) { () throws(VipsError) in
+            let loader = try checkLoader(bytes, options: options)
+            let source = try open(bytes, loader: loader)
+            // The box in the stored orientation: the thumbnail does not rotate (see above).
+            let box = (min(width, unboundedSide), min(height, unboundedSide))
+            let stored = source.orientationSwapsAxes ? (box.1, box.0) : box
+            let shrunk = try resize(
+                bytes, loader: loader, width: stored.0, height: stored.1, size: VIPS_SIZE_DOWN, options: options,
+                deadline)
+            let upright = try orientAndCrop(shrunk, to: nil, decodeError: true, deadline)
+            let eightBit = try toEightBit(toSRGB(upright))
+            // The one copy into memory (two for a rotated source, as 8.14's thumbnail made); one
+            // more only when an unused alpha band is dropped (rare: GIFs, opaque PNGs with alpha),
+            // worth it because the copy is kept and cut from many times.
+            let memory = try materialize(eightBit, decodeError: true, deadline)
+            // A JPEG loader told not to fail (`fail_on=none`) ends a failed read as a truncated
+            // file, in grey: not a copy to keep.
+            if deadline?.hasPassed == true { throw .timedOut }
+            guard memory.hasAlpha, isOpaque(memory) else { return VipsDecodedImage(handle: memory) }
+            guard
+                let colour = VipsImageHandle.make({
+                    cvips_extract_band(memory.pointer, $0, 0, Int32(memory.bands - 1))
+                })
+            else {
+                vips_error_clear()
+                return VipsDecodedImage(handle: memory)
+            }
+            return VipsDecodedImage(handle: try materialize(colour, decodeError: true, nil))
         }
-        return VipsDecodedImage(handle: try materialize(colour, decodeError: true))
+    }
+
+    /// Runs `body`; a decode or encode failure after the deadline passed is the deadline's doing
+    /// (libvips reports a killed evaluation as an ordinary error: "killed for image ...").
+    private static func reportingTimeOut<T>(_ deadline: VipsDeadline?, _ body: () throws(VipsError) -> T)
+        throws(VipsError) -> T
+    {
+        do {
+            return try body()
+        } catch {
+            guard deadline?.hasPassed == true else { throw error }
+            switch error {
+            case .decodeFailed, .encodeFailed: throw .timedOut
+            default: throw error
+            }
+        }
     }
 
     // MARK: - Steps
@@ -71,84 +108,81 @@ enum VipsPipeline {
         }
     }
 
-    /// Header check: names the loader from the first bytes (`VipsLoaderSignature`, never libvips'
-    /// search over every loader) and refuses one the options do not allow or libvips blocks. Then
-    /// that loader's own sniffer must agree, so that the search `vips_thumbnail_buffer` still runs
-    /// (8.14 takes no loader hint) stops at it. What that search runs first, read in the 8.14 source
-    /// (`vips_foreign_find_load_buffer`: each `*load_buffer` class's `is_a_buffer`, by priority
-    /// then registration) and listed at run time for bookworm's build: png, webp (priority 200),
-    /// gif, jpeg, tiff (50), jp2k, pdf, jxl, heif (0), svg (-5), rad (-50), magick (-100). Before a
-    /// recognised format's loader, only fixed-length signature compares run (png 8 bytes, webp 12,
-    /// gif 4, jpeg 2, jp2k 12, pdf 4, jxl 12), and for HEIF also tiff's, which hands the bytes to
-    /// libtiff's TIFFClientOpen; a HEIF starts with a box size under 2048, so "\0\0", and libtiff
-    /// stops at the 8-byte header's bad magic. Nothing inflates or loops; the signatures are
-    /// disjoint, so none of these says yes first; svg (whose gzip sniffer is the hang) and magick
-    /// come after every allowed loader and never run.
-    static func checkLoader(_ bytes: UnsafeRawBufferPointer, options: VipsOptions) throws(VipsError) -> String {
-        guard let loader = VipsLoaderSignature.loader(of: bytes) else { throw .unknownFormat }
-        guard options.allowedLoaders.contains(loader), !isBlocked(loader) else { throw .blockedLoader(loader) }
-        guard vips_foreign_is_a_buffer(loader, bytes.baseAddress, bytes.count) != 0 else {
-            vips_error_clear()
-            throw .unknownFormat
-        }
-        return loader
-    }
-
-    /// Whether libvips blocks `loader` (`vips_block_untrusted_set`, `Vips.initialize`).
-    private static func isBlocked(_ loader: String) -> Bool {
-        guard let objectClass = vips_class_find("VipsForeignLoad", loader) else { return true }
-        let flags = UnsafeRawPointer(objectClass).assumingMemoryBound(to: VipsOperationClass.self).pointee.flags
-        return flags.rawValue & VIPS_OPERATION_BLOCKED.rawValue != 0
-    }
-
-    /// Opens lazily with `loader` only (no sniffing): reads the header, decodes nothing yet.
-    static func open(_ bytes: UnsafeRawBufferPointer, loader: String) throws(VipsError) -> VipsImageHandle {
-        guard let image = cvips_load_buffer(loader, bytes.baseAddress, bytes.count) else {
-            throw .decodeFailed(VipsError.takeErrorText())
-        }
-        return VipsImageHandle(taking: image)
-    }
-
-    /// Header check, decode with shrink-on-load, orient and resize/crop, as one lazy libvips
-    /// `thumbnail`: `force` for an exact size (each axis scaled on its own), `down` plus a crop for
-    /// a cover. Clamped to the oriented input, so it never upscales.
-    private static func shrink(_ input: VipsInput, to cut: VipsCut, options: VipsOptions) throws(VipsError)
-        -> VipsImageHandle
-    {
-        let (size, crop): (VipsSize, VipsInteresting)
-        switch cut {
-        case .exact: (size, crop) = (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
-        case .cover(_, _, let interesting):
-            (size, crop) = (
-                VIPS_SIZE_DOWN, interesting == .centre ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_ATTENTION
-            )
-        }
+    /// Header check, then decode with shrink-on-load and resize as one lazy libvips `thumbnail`,
+    /// in the stored orientation and uncropped: `force` for an exact size (each axis scaled on
+    /// its own); for a cover, `down` to the one side that binds (the other unbounded), which is
+    /// the scale 8.14's thumbnail picks for a crop. The cut is clamped to the oriented input first,
+    /// so nothing upscales; `box` is that clamped cut, for `orientAndCrop`.
+    private static func shrink(
+        _ input: VipsInput, to cut: VipsCut, options: VipsOptions, _ deadline: VipsDeadline?
+    ) throws(VipsError) -> (image: VipsImageHandle, box: VipsCut) {
         switch input {
         case .encoded(let bytes):
-            let source = try open(bytes, loader: checkLoader(bytes, options: options))
+            let loader = try checkLoader(bytes, options: options)
+            let source = try open(bytes, loader: loader)
             let swap = source.orientationSwapsAxes
             let box = cut.clamped(
                 toWidth: swap ? source.pageHeight : source.width, height: swap ? source.width : source.pageHeight)
-            let (width, height) = (box.width, box.height)
-            guard
-                let image = VipsImageHandle.make({
-                    cvips_thumbnail_buffer(
-                        bytes.baseAddress, bytes.count, $0, Int32(width), Int32(height), size, crop,
-                        options.loadOptionString)
-                })
-            else { throw .decodeFailed(VipsError.takeErrorText()) }
-            return image
+            let (width, height, size) = target(box, swap: swap, inputWidth: source.width, height: source.pageHeight)
+            let image = try resize(
+                bytes, loader: loader, width: width, height: height, size: size, options: options, deadline)
+            return (image, box)
         case .decoded(let decoded):
             guard let copy = decoded.makeImage() else { throw .encodeFailed(VipsError.takeErrorText()) }
             let box = cut.clamped(toWidth: copy.width, height: copy.height)
-            let (width, height) = (box.width, box.height)
+            let (width, height, size) = target(box, swap: false, inputWidth: copy.width, height: copy.height)
             guard
                 let image = VipsImageHandle.make({
-                    cvips_thumbnail_image(copy.pointer, $0, Int32(width), Int32(height), size, crop)
+                    cvips_thumbnail_image(copy.pointer, $0, Int32(width), Int32(height), size)
                 })
             else { throw .encodeFailed(VipsError.takeErrorText()) }
-            return image
+            return (image, box)
         }
+    }
+
+    /// The size and mode `thumbnail` resizes a stored `inputWidth` x `height` input to for `box`
+    /// (oriented): the box in the stored orientation; for a cover only its side with the smaller
+    /// shrink, the other unbounded, so that "fit inside" scales by exactly that shrink (thumbnail's
+    /// own crop mode uses the smaller of the two, `vips_thumbnail_calculate_shrink`).
+    private static func target(_ box: VipsCut, swap: Bool, inputWidth: Int, height inputHeight: Int) -> (
+        width: Int, height: Int, size: VipsSize
+    ) {
+        let (width, height) = swap ? (box.height, box.width) : (box.width, box.height)
+        guard case .cover = box else { return (width, height, VIPS_SIZE_FORCE) }
+        // inputWidth / width < inputHeight / height: the width binds.
+        if inputWidth * height < inputHeight * width { return (width, unboundedSide, VIPS_SIZE_DOWN) }
+        return (unboundedSide, height, VIPS_SIZE_DOWN)
+    }
+
+    /// Turns `image` upright (its EXIF orientation) and crops it to a cover `box`, as 8.14's
+    /// thumbnail would have inside its call: after a copy to memory (sequential decoding cannot
+    /// turn or crop-search), which runs the decode, under `deadline`. Nothing to do, no copy.
+    private static func orientAndCrop(
+        _ image: VipsImageHandle, to box: VipsCut?, decodeError: Bool, _ deadline: VipsDeadline?
+    ) throws(VipsError) -> VipsImageHandle {
+        let turn = image.orientation != 1
+        var crop: (width: Int, height: Int, interesting: VipsInteresting)?
+        if case .cover(let width, let height, let kept) = box {
+            crop = (width, height, kept == .centre ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_ATTENTION)
+        }
+        guard turn || crop != nil else { return image }
+        var result = try materialize(image, decodeError: decodeError, deadline)
+        if turn {
+            guard let upright = VipsImageHandle.make({ cvips_autorot(result.pointer, $0) }) else {
+                throw .decodeFailed(VipsError.takeErrorText())
+            }
+            result = upright
+        }
+        if let crop {
+            let (width, height) = (min(crop.width, result.width), min(crop.height, result.height))
+            guard
+                let cropped = VipsImageHandle.make({
+                    cvips_smartcrop(result.pointer, $0, Int32(width), Int32(height), crop.interesting)
+                })
+            else { throw .decodeFailed(VipsError.takeErrorText()) }
+            result = cropped
+        }
+        return result
     }
 
     /// 8.14's thumbnail converts to sRGB with `vips_colourspace`, which ignores an embedded RGB
@@ -202,86 +236,17 @@ enum VipsPipeline {
         return cast
     }
 
-    /// Runs the lazy pipeline into memory.
-    private static func materialize(_ image: VipsImageHandle, decodeError: Bool) throws(VipsError) -> VipsImageHandle {
+    /// Runs the lazy pipeline into memory: where the decoding and resizing happen, so where a
+    /// deadline stops them (`VipsDeadline.watch`).
+    private static func materialize(_ image: VipsImageHandle, decodeError: Bool, _ deadline: VipsDeadline?)
+        throws(VipsError) -> VipsImageHandle
+    {
+        deadline?.watch(image)
         guard let memory = vips_image_copy_memory(image.pointer) else {
             let text = VipsError.takeErrorText()
             throw decodeError ? .decodeFailed(text) : .encodeFailed(text)
         }
         return VipsImageHandle(taking: memory)
-    }
-
-    /// Whether every pixel's alpha is at its maximum (a GIF or TIFF that carries an alpha band it
-    /// does not use). One pass over an image already in memory.
-    private static func isOpaque(_ image: VipsImageHandle) -> Bool {
-        guard let alpha = VipsImageHandle.make({ cvips_extract_band(image.pointer, $0, Int32(image.bands - 1), 1) })
-        else {
-            vips_error_clear()
-            return false
-        }
-        var minimum = 0.0
-        guard cvips_min(alpha.pointer, &minimum) == 0 else {
-            vips_error_clear()
-            return false
-        }
-        return minimum >= 255  // the image is 8-bit by now
-    }
-
-    /// JPEG has no alpha: flatten onto white.
-    private static func flatten(_ image: VipsImageHandle, for format: VipsOutputFormat) throws(VipsError)
-        -> VipsImageHandle
-    {
-        guard format == .jpeg, image.hasAlpha else { return image }
-        guard let flat = VipsImageHandle.make({ cvips_flatten(image.pointer, $0, 255) }) else {
-            throw .encodeFailed(VipsError.takeErrorText())
-        }
-        return flat
-    }
-
-    /// A copy of `image` with every metadata field (EXIF, XMP, ICC, orientation, page height, ...)
-    /// removed. The savers are also told to strip, but 8.14's webpsave ignores `strip` and writes
-    /// EXIF, XMP and ICC anyway (measured), so we remove them ourselves.
-    private static func strip(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
-        guard let copy = VipsImageHandle.make({ cvips_copy(image.pointer, $0) }) else {
-            throw .encodeFailed(VipsError.takeErrorText())
-        }
-        copy.removeAllMetadata()
-        return copy
-    }
-
-    private static func encode(
-        _ image: VipsImageHandle, format: VipsOutputFormat, quality: Int, options: VipsOptions
-    ) throws(VipsError) -> VipsBuffer {
-        var output: UnsafeMutableRawPointer? = nil
-        var length = 0
-        let q = Int32(quality)
-        let strip: gboolean = 1
-        let status: Int32
-        switch format {
-        case .jpeg:
-            status = cvips_jpegsave_buffer(
-                image.pointer, &output, &length, q, strip, options.jpeg.optimizeCoding ? 1 : 0,
-                options.jpeg.interlace ? 1 : 0)
-        case .png:
-            status = cvips_pngsave_buffer(image.pointer, &output, &length, Int32(options.png.compression), strip)
-        case .webp: status = cvips_webpsave_buffer(image.pointer, &output, &length, q, strip)
-        case .avif:
-            status = cvips_avifsave_buffer(image.pointer, &output, &length, q, Int32(options.avif.effort), strip)
-        }
-        guard status == 0, let output, length > 0 else {
-            g_free(output)
-            throw .encodeFailed(VipsError.takeErrorText())
-        }
-        if format == .webp {
-            length = WebPMetadataStripper.strip(UnsafeMutableRawBufferPointer(start: output, count: length))
-        }
-        // libvips grows its memory target as a GByteArray, by powers of two from 16 KiB: a 2-KiB
-        // thumbnail came back in a 16-KiB block, 1.3-8.4x its length (measured, 8.14). A kept
-        // thumbnail lives in the cache as long as it is asked for, which counts its length, so the
-        // slack was memory no budget saw (~2x the variants' bytes). Shrinking in place splits the
-        // block and frees the tail into the heap, without copying the bytes.
-        let fitted = g_realloc(output, gsize(length)) ?? output
-        return VipsBuffer(taking: fitted, count: length)
     }
 }
 

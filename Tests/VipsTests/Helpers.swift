@@ -40,27 +40,34 @@ func header(_ bytes: [UInt8], options: VipsOptions = options) throws(VipsError) 
     try withBytes(bytes) { buffer throws(VipsError) in try Vips.header(of: buffer, options: options) }
 }
 
-func decode(_ bytes: [UInt8], width: Int = 10_000_000, height: Int = 10_000_000) throws(VipsError) -> VipsDecodedImage {
+func decode(
+    _ bytes: [UInt8], width: Int = 10_000_000, height: Int = 10_000_000, timeLimit: Duration? = nil
+) throws(VipsError) -> VipsDecodedImage {
     try withBytes(bytes) { buffer throws(VipsError) in
-        try Vips.decode(of: buffer, fittingWidth: width, height: height, options: options)
+        try Vips.decode(of: buffer, fittingWidth: width, height: height, options: options, timeLimit: timeLimit)
     }
 }
 
+/// `timeLimit` applies to each call (decoding the copy, cutting from it).
 func thumbnail(
     _ bytes: [UInt8], _ cut: VipsCut, format: VipsOutputFormat = .jpeg, quality: Int = 80,
-    opaqueFormat: VipsOutputFormat? = nil, from input: Input = .original
+    opaqueFormat: VipsOutputFormat? = nil, from input: Input = .original, timeLimit: Duration? = nil
 ) throws(VipsError) -> VipsThumbnail {
     let encoding = VipsEncoding(format: format, quality: quality, opaqueFormat: opaqueFormat)
     switch input {
     case .original:
         return try withBytes(bytes) { buffer throws(VipsError) in
-            try Vips.thumbnail(of: .encoded(buffer), cut: cut, encoding: encoding, options: options)
+            try Vips.thumbnail(
+                of: .encoded(buffer), cut: cut, encoding: encoding, options: options, timeLimit: timeLimit)
         }
     case .copy:
-        return try Vips.thumbnail(of: .decoded(decode(bytes)), cut: cut, encoding: encoding, options: options)
+        return try Vips.thumbnail(
+            of: .decoded(decode(bytes, timeLimit: timeLimit)), cut: cut, encoding: encoding, options: options,
+            timeLimit: timeLimit)
     case .reducedCopy:
         return try Vips.thumbnail(
-            of: .decoded(decode(bytes, width: 1024, height: 1024)), cut: cut, encoding: encoding, options: options)
+            of: .decoded(decode(bytes, width: 1024, height: 1024, timeLimit: timeLimit)), cut: cut,
+            encoding: encoding, options: options, timeLimit: timeLimit)
     }
 }
 

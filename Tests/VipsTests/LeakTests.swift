@@ -59,21 +59,41 @@ struct LeakTests {
             { _ = try thumbnail(jpeg, .exact(width: 10, height: 10), quality: 0) },  // invalid
             { _ = try header(jpeg) },
         ]
+        // One leaked object per call would add 100 × 13 = 1 300.
+        expectNoLeak(calls, iterations: 100, below: 100 * calls.count / 2)
+    }
+
+    /// The time-limited paths on their own, so that a leak in one of them alone shows: the timed
+    /// source (a success and a failed first read), the copy's progress handler (a success and a
+    /// kill at its first signal), a decode stopped.
+    @Test func timeLimitedCallsUnrefTheirImages() throws {
+        let jpeg = Fixtures.jpeg(width: 200, height: 100)
+        let webp = Fixtures.webp(width: 200, height: 100)
+        let calls: [() throws -> Void] = [
+            { _ = try thumbnail(jpeg, .cover(width: 40, height: 40, crop: .centre), timeLimit: .seconds(600)) },
+            { _ = try thumbnail(jpeg, .exact(width: 50, height: 25), timeLimit: .zero) },
+            { _ = try thumbnail(webp, .exact(width: 50, height: 25), from: .copy, timeLimit: .seconds(600)) },
+            { _ = try thumbnail(webp, .exact(width: 50, height: 25), timeLimit: .zero) },
+            { _ = try decode(jpeg, width: 60, height: 60, timeLimit: .zero) },
+        ]
+        // One leaked object in one of them would add 300.
+        expectNoLeak(calls, iterations: 300, below: 150)
+    }
+
+    /// Runs `calls` `iterations` times and expects the live vips objects to grow by less than
+    /// `bar`, half the smallest leak's signal. The count is process-wide and tests running in
+    /// parallel have images alive for a moment (a service test's decode pipeline holds dozens; a
+    /// CI run once added ~600 to a single sample), so each count is the lowest of 20 samples over
+    /// ~100 ms; a leak stays.
+    private func expectNoLeak(_ calls: [() throws -> Void], iterations: Int, below bar: Int) {
         func runAll() {
             for call in calls { try? call() }
         }
         runAll()  // warm up lazily created singletons
-        let iterations = 100
         let before = quietCount()
         for _ in 0..<iterations { runAll() }
         let after = quietCount()
-        // One leaked object per call would add 100 × 13 = 1 300, and a leak stays. The count is
-        // process-wide and tests running in parallel have images alive for a moment (a service
-        // test's decode pipeline holds dozens; a CI run once added ~600 to a single sample), so
-        // each count is the lowest of 20 samples over ~100 ms, and the bar is half the smallest
-        // leak's signal.
-        let oneLeakPerCall = iterations * calls.count
-        #expect(after - before < oneLeakPerCall / 2, "live vips objects \(before) → \(after)")
+        #expect(after - before < bar, "live vips objects \(before) → \(after)")
     }
 
     /// The lowest of several samples: other tests' short-lived images come and go, leaks stay.

@@ -42,16 +42,56 @@ VipsImage *cvips_image_new_from_buffer(const void *buf, size_t len, const char *
 /// with that loader only, no sniffing. The image borrows `buf`, which must outlive it. NULL on failure.
 VipsImage *cvips_load_buffer(const char *loader, const void *buf, size_t len);
 
-/// vips_thumbnail_buffer with the options the service uses. `option_string` goes to the
-/// loader (in 8.14 that is the only way `fail_on` reaches it). `crop` is a VipsInteresting
-/// (VIPS_INTERESTING_NONE for no crop), `size` a VipsSize.
-int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height,
-                           VipsSize size, VipsInteresting crop, const char *option_string);
+/// vips_thumbnail_buffer with the options the service uses: decode with shrink-on-load and resize
+/// to `width` x `height` (`size` a VipsSize), lazily, in the stored orientation, uncropped. It
+/// never rotates or crops: 8.14 does both inside the call after copying the whole resized image
+/// to memory (thumbnail.c), out of reach of a time limit; VipsPipeline does them after its own
+/// copy. `option_string` goes to the loader (in 8.14 the only way `fail_on` reaches it).
+int cvips_thumbnail_buffer(const void *buf, size_t len, VipsImage **out, int width, int height, VipsSize size,
+                           const char *option_string);
 
-/// vips_thumbnail_image: the same resize and crop as thumbnail_buffer, from an image in memory
-/// (a decoded intermediate) instead of encoded bytes.
-int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size,
-                          VipsInteresting crop);
+/// vips_thumbnail_image: the same resize as thumbnail_buffer, never rotating or cropping, from an
+/// image in memory (a decoded intermediate) instead of encoded bytes.
+int cvips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, VipsSize size);
+
+/// vips_autorot: turned upright by the image's orientation tag, which it removes.
+int cvips_autorot(VipsImage *in, VipsImage **out);
+
+/// vips_smartcrop to `width` x `height`, keeping what `interesting` picks (centre, attention).
+int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting);
+
+// MARK: Deadlines
+
+/// A point on CLOCK_MONOTONIC after which watched evaluations stop, shared by the images of one
+/// call. Reference-counted: the caller owns one reference (`cvips_deadline_release`), each
+/// watched image's signal handlers hold their own until the image goes.
+typedef struct CVipsDeadline CVipsDeadline;
+
+/// A deadline `nanoseconds` from now (saturating).
+CVipsDeadline *cvips_deadline_new(int64_t nanoseconds);
+
+/// Drops the caller's reference.
+void cvips_deadline_release(CVipsDeadline *deadline);
+
+/// Whether the deadline has passed.
+int cvips_deadline_passed(const CVipsDeadline *deadline);
+
+/// Turns on progress signals for `image` (vips_image_set_progress) and handles its "preeval" and
+/// "eval" signals: once the deadline has passed, vips_image_set_kill on it. Call it on the image
+/// about to be evaluated (the input of vips_image_copy_memory), before anything downstream of it
+/// is built: 8.14 passes the signalling image down only when a link is made (generate.c). The
+/// sink emits "eval" once per tile it finishes and stops at the next vips_region_prepare of a
+/// killed image (region.c), returning an error.
+void cvips_deadline_watch(VipsImage *image, CVipsDeadline *deadline);
+
+/// cvips_thumbnail_buffer for a streaming loader (JPEG, PNG, TIFF), read through a source whose
+/// reads fail once `deadline` has passed: those loaders read the bytes as they decode, so a long
+/// decode stops within one read (4 KiB for JPEG) of the deadline. The sink's "eval" signal
+/// (cvips_deadline_watch) comes once per 128 output rows, after most of the decode of each.
+/// vips_thumbnail_source picks the loader as thumbnail_buffer does (the `_source` sniffers, in
+/// the same order; see VipsPipeline.checkLoader) and runs the same pipeline: the same pixels.
+int cvips_thumbnail_timed(const void *buf, size_t len, CVipsDeadline *deadline, VipsImage **out, int width,
+                          int height, VipsSize size, const char *option_string);
 
 // MARK: Colour and geometry
 
