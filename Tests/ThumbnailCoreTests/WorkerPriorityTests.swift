@@ -18,7 +18,7 @@ import Testing
             let ticket = try #require(pool.reserve(.interactive))
             // id 0: the calling thread, here the worker that runs the job
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                ticket.run({ Int(getpriority(which, 0)) }) { nice in
+                ticket.run({ _ in Int(getpriority(which, 0)) }, orElse: { _ in -100 }) { nice in
                     seen.withLock { $0.append(nice) }
                     done.resume()
                 }
