@@ -102,16 +102,10 @@ public enum Vips {
     /// greyscale), 8-bit, alpha flattened onto white for JPEG, every metadata field stripped. Safe to
     /// call concurrently, also on one decoded copy.
     ///
-<<<<<<< HEAD
-    /// `timeLimit`: the decoding and resizing stop once it has passed (libvips' kill flag, checked
-    /// once per strip of output rows), and so does the call before it encodes; the call then throws
-    /// `.timedOut`. The header read and the encoder are not interrupted (`VipsDeadline`). Nil: no limit.
-=======
     /// `timeLimit`: once it has passed, the decoding and resizing stop (JPEG, PNG and TIFF within a
     /// read of their bytes; the rest at the next progress signal of libvips' copy to memory), and
     /// so does the call before it encodes; it then throws `.timedOut`. The header read and the
     /// encoder are not interrupted (`VipsDeadline` says why). Nil: no limit.
->>>>>>> wt-vips
     public static func thumbnail(
         of input: VipsInput, cut: VipsCut, encoding: VipsEncoding, options: VipsOptions, timeLimit: Duration? = nil
     ) throws(VipsError) -> VipsThumbnail {

@@ -108,12 +108,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         case .decodeFailed(let text): ThumbnailError(.undecodableSource, text)
         case .encodeFailed(let text): ThumbnailError(.internal, "encode: \(text)")
         case .invalidArgument(let text): ThumbnailError(.internal, "vips argument: \(text)")
-<<<<<<< HEAD
         case .timedOut: ThumbnailError(.processingTimeout, "libvips stopped at the job's deadline")
-=======
-        // No caller passes a time limit yet (the lead wires the job deadline and its code).
-        case .timedOut: ThumbnailError(.internal, "vips time limit")
->>>>>>> wt-vips
         }
     }
 
