@@ -289,7 +289,7 @@ import ThumbnailCore
     /// `SourceURL`'s pattern (and the host length its `not` excludes) match exactly what the
     /// server's parser takes, but for IPv6 literals ending in a dotted quad, which the parser takes
     /// and the pattern leaves out (documented):
-    /// checked on every combination of schemes, hosts, ports and paths, valid and not.
+    /// checked on schemes, hosts, ports and paths, valid and not, each pair of them varied together.
     @Test func theSourceURLPatternsAreTheParsers() throws {
         let schema = try #require(Self.document.schema("SourceURL"))
         let pattern = try NSRegularExpression(pattern: try #require(schema["pattern"]?.string))
@@ -310,29 +310,43 @@ import ThumbnailCore
         ]
         let ports = ["", ":", ":0", ":1", ":80", ":00080", ":000080", ":65535", ":65536", ":99999", ":8a", ":80:80"]
         let rests = ["", "/", "/p.jpg", "?q=1&r=%2F", "#frag", "/a b", "/a\\b", "/~!$&'()*+,;=:@[]", "/\u{7F}", "/é"]
+        // Every pair of parts varied together, the others fixed at a valid value (~1200 URLs: the
+        // full product, 36720, says nothing more and would hold a test thread for seconds).
+        var texts: [String] = []
+        for host in hosts {
+            for port in ports { texts.append("http://" + host + port + "/p.jpg") }
+            for rest in rests { texts.append("https://" + host + rest) }
+            for scheme in schemes { texts.append(scheme + host + ":8080") }
+        }
+        for scheme in schemes {
+            for rest in rests { texts.append(scheme + "example.org" + rest) }
+            for port in ports { texts.append(scheme + "[::1]" + port + "?q") }
+        }
+        for port in ports {
+            for rest in rests { texts.append("http://127.0.0.1" + port + rest) }
+        }
         var agreed = (accepted: 0, refused: 0)
         var looser: [String] = []  // matched, refused by the parser
         var stricter: [String] = []  // taken by the parser, not matched, and not the documented exception
-        for scheme in schemes {
-            for host in hosts {
-                for port in ports {
-                    for rest in rests {
-                        let text = scheme + host + port + rest
-                        let accepted = (try? SourceURL(parsing: text)) != nil
-                        switch (matches(text), accepted) {
-                        case (true, true): agreed.accepted += 1
-                        case (false, false): agreed.refused += 1
-                        case (true, false): looser.append(text)
-                        case (false, true): if !(host.hasPrefix("[") && host.contains(".")) { stricter.append(text) }
-                        }
-                    }
-                }
+        for text in texts {
+            let accepted = (try? SourceURL(parsing: text)) != nil
+            switch (matches(text), accepted) {
+            case (true, true): agreed.accepted += 1
+            case (false, false): agreed.refused += 1
+            case (true, false): looser.append(text)
+            case (false, true): if !Self.isDottedQuadIPv6(text) { stricter.append(text) }
             }
         }
         #expect(looser.isEmpty, "\(looser.count) matched but refused, e.g. \(looser.prefix(3))")
         #expect(stricter.isEmpty, "\(stricter.count) taken but not matched, e.g. \(stricter.prefix(3))")
-        #expect(agreed.accepted > 1000 && agreed.refused > 1000)
+        #expect(agreed.accepted > 100 && agreed.refused > 300, "\(agreed)")
         #expect(!matches("http://a/" + String(repeating: "x", count: SourceURL.maxLength)))
+    }
+
+    /// An IPv6 literal host whose last part is a dotted quad (`[::ffff:1.2.3.4]`).
+    static func isDottedQuadIPv6(_ url: String) -> Bool {
+        guard let open = url.firstIndex(of: "["), let close = url[open...].firstIndex(of: "]") else { return false }
+        return url[open..<close].contains(".")
     }
 
     /// A problem body fits exactly one of the two error schemas: a handler's (Problem, with its
