@@ -388,10 +388,17 @@ import Testing
         multi.start(request(origin.url("/hang"), totalTimeout: .seconds(60))) { result in
             outcome.withLock { $0 = result }
         }
-        // The transfer is under way once the origin has its request.
-        let reached = await onThread { arrived.wait(until: { $0 }, timeout: .seconds(30)) }
+        // The transfer is under way once the origin has its request: shut down at once, on the
+        // thread that saw it. Back in this task could be too late: under a sanitizer other tests
+        // can keep the cooperative pool busy past the transfer's own 60 s, which then ends
+        // timed out, not cancelled.
+        let multi = multi
+        let reached = await onThread {
+            let reached = arrived.wait(until: { $0 }, timeout: .seconds(30))
+            multi.shutdown()
+            return reached
+        }
         #expect(reached)
-        multi.shutdown()
 
         // The completion ran before shutdown() returned.
         #expect(outcome.withLock { $0.map(error) } == .some(.cancelled))

@@ -3,6 +3,10 @@ import Primitives
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension HTTPServerConfiguration {
     /// A loopback server on `port` (0: an ephemeral one), with the tests' own connection limit and
     /// timeouts (the service's defaults are its configuration's, not this module's).
@@ -47,6 +51,19 @@ func answerFromAnotherThread(_ responder: HTTPResponder, _ response: HTTPRespons
     }
 }
 
+/// Answers from a thread of its own as soon as `server` has begun shutting down (it looks every
+/// millisecond), without waiting for a turn on the cooperative pool.
+func answerOnceShutdownBegins(_ server: HTTPServer, _ responder: HTTPResponder, _ response: HTTPResponse) {
+    do {
+        try DetachedThread.start(name: "test-answer", stackSize: 256 << 10) {
+            while server.isRunning { usleep(1000) }
+            responder.respond(response)
+        }
+    } catch {
+        fatalError("cannot start a thread: \(error)")
+    }
+}
+
 /// Polls a condition on server state that has no notification of its own (10 ms apart) and
 /// records a failure if it never holds. The bound only keeps a broken server from hanging the run.
 func waitUntil(
@@ -80,14 +97,17 @@ final class Stash: Sendable {
     func forgetResponders() { state.withLock { $0.responders = [] } }
     var last: HTTPRequest? { requests.last }
 
-    /// Waits (off the cooperative pool) until `count` responders have been kept, and returns
-    /// them; fewer only if that never happens (the bound only keeps a broken server from hanging
-    /// the run).
+    /// Waits until `count` responders have been kept, and returns them; fewer only if that never
+    /// happens (the bound only keeps a broken server from hanging the run). The bound is 3 000
+    /// turns of this task, 10 ms apart, not 30 s from the call: the request is usually sent by a
+    /// task the test started just before (an `async let`), which needs a cooperative-pool thread
+    /// first, and under a sanitizer other tests can keep every one of them busy for longer than
+    /// that. While they do, this task gets no turn either, so its bound waits too.
     func responders(count: Int) async -> [HTTPResponder] {
-        await onThread {
-            self.state.wait(until: { $0.responders.count >= count }, timeout: .seconds(30))
-            return self.state.withLock { $0.responders }
+        for _ in 0..<3000 where state.withLock({ $0.responders.count }) < count {
+            try? await Task.sleep(for: .milliseconds(10))
         }
+        return state.withLock { $0.responders }
     }
 }
 

@@ -131,8 +131,10 @@ import Testing
     @Test func aQuickAnswerIsInFlightUntilSent() async throws {
         let body = [UInt8](repeating: 0x61, count: 16 << 20)
         let prepared = HTTPPreparedResponse(status: 200, headers: [], body: .bytes(body))
+        // Long idle timeout: the answer stays unread until this task gets its next turns on the
+        // cooperative pool, which under a sanitizer other tests can keep busy for longer than 30 s.
         let server = try startServer(
-            { _ in }, quickAnswer: { _ in prepared },
+            { $0.idleTimeout = .seconds(600) }, quickAnswer: { _ in prepared },
             handler: { _, responder in responder.respond(HTTPResponse(status: 500)) })
         defer { server.shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503)) }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -55,8 +56,10 @@ extension String {
     @Test func concurrentHammeringNeverExceedsTheBudget() async {
         let budget = 200_000
         let cache = ImageCache<Blob>(budget: budget)
-        let overBudget = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        // Threads of their own, not `concurrentPerform`, whose iterations would take every
+        // thread of the cooperative pool, and so every other test of the run, while this lasts.
+        let overBudget = await TestThreads.run(8, name: "hammer") { thread in
+            var overBudget = 0
             var seed = UInt64(thread + 1) &* 0x9E37_79B9_7F4A_7C15
             for _ in 0..<20_000 {
                 seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -66,11 +69,12 @@ extension String {
                 case 1: cache.removeValue(forKey: key.key)
                 default: _ = cache.value(forKey: key.key)
                 }
-                if cache.metrics.total.bytes > budget { overBudget.add(1, ordering: .relaxed) }
+                if cache.metrics.total.bytes > budget { overBudget += 1 }
             }
+            return overBudget
         }
         let audit = cache.auditedBytes()
-        #expect(overBudget.load(ordering: .relaxed) == 0)
+        #expect(overBudget == Array(repeating: 0, count: 8))
         #expect(audit.listed == audit.counted)
         #expect(audit.nodes == cache.metrics.total.entries)
         #expect(audit.counted <= budget)

@@ -33,6 +33,12 @@ final class Harness: Sendable {
         configuration.server.threads = 2
         configuration.cache.bytes = 64 << 20
         configuration.server.shutdownGrace = .seconds(3)
+        // Generous deadlines for what a test holds on a gate (an origin's answer, a queued miss):
+        // the test opens it on its next turns on the cooperative pool, and under a sanitizer other
+        // tests can keep that busy for longer than the service's 20 s. Tests of a deadline set
+        // their own.
+        configuration.fetch.timeout = .seconds(300)
+        configuration.processing.queueTimeout = .seconds(300)
         configure(&configuration)
         let clock = clock
         let monotonic = monotonic
@@ -64,13 +70,16 @@ final class Harness: Sendable {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
 
-    /// Polls `condition` every 20 ms for at most `limit` (generous: a loaded 2-core CI machine
-    /// can take seconds to deliver fifty connections); returns whether it came true.
+    /// Polls `condition` every 20 ms, `limit / 20 ms` times at most (generous: a loaded 2-core CI
+    /// machine can take seconds to deliver fifty connections); returns whether it came true. The
+    /// bound counts this task's turns, not time from the call: what the condition waits for is
+    /// often a task the test started just before (an `async let` request), which needs a
+    /// cooperative-pool thread first, and under a sanitizer other tests can keep every one of them
+    /// busy for longer than `limit`. While they do, this task gets no turn either.
     static func eventually(within limit: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows
         -> Bool
     {
-        let end = ContinuousClock.now + limit
-        while ContinuousClock.now < end {
+        for _ in 0..<Int(limit / .milliseconds(20)) {
             if try await condition() { return true }
             try? await Task.sleep(for: .milliseconds(20))
         }

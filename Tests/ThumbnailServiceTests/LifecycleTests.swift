@@ -12,7 +12,10 @@ import Testing
         configuration.server.port = 0
         configuration.fetch.allowLoopback = true
         configuration.logging.requests = false
-        configuration.server.shutdownGrace = .seconds(5)
+        // Long enough for this task to get its turns on the cooperative pool and open the gate,
+        // however busy other tests keep the pool: shutdown ends when the request does, not later.
+        configuration.server.shutdownGrace = .seconds(300)
+        configuration.fetch.timeout = .seconds(300)
         let app = ThumbnailApp(configuration: configuration)
         try app.start()
         let port = app.port
@@ -40,6 +43,9 @@ import Testing
         configuration.fetch.allowLoopback = true
         configuration.logging.requests = false
         configuration.server.shutdownGrace = .milliseconds(500)
+        // The fetch must still hang when the grace ends, however long this task waits for its turns
+        // on the cooperative pool before it starts the shutdown.
+        configuration.fetch.timeout = .seconds(300)
         let app = ThumbnailApp(configuration: configuration)
         try app.start()
         async let waiting = TestHTTPClient.request(

@@ -1,5 +1,3 @@
-import Dispatch
-import Synchronization
 import TestSupport
 import Testing
 import Vips
@@ -38,15 +36,17 @@ struct ConcurrencyTests {
     /// Eight threads at once, from originals and from one decoded copy shared by all of them (the
     /// service cuts new sizes from one cached copy on every worker; sharing it unsafely once
     /// corrupted the heap under load).
-    @Test func eightThreadsGetCorrectResultsFromOriginalsAndOneSharedCopy() throws {
+    @Test func eightThreadsGetCorrectResultsFromOriginalsAndOneSharedCopy() async throws {
         let sources: [[UInt8]] = [
             Fixtures.jpeg(width: 400, height: 300), Fixtures.png(width: 400, height: 300),
             Fixtures.webp(width: 400, height: 300), Fixtures.tiff(width: 400, height: 300),
         ]
         let shared = try decode(Fixtures.jpeg(width: 400, height: 300))
         let formats: [VipsOutputFormat] = [.jpeg, .png, .webp, .avif]
-        let failures = Mutex<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        // Threads of their own, not `concurrentPerform`, whose iterations would take every
+        // thread of the cooperative pool, and so every other test of the run, while this lasts.
+        let failures = await TestThreads.run(8, name: "vips-eight") { thread in
+            var failures: [String] = []
             for round in 0..<6 {
                 let format = formats[(thread + 2 * round) % formats.count]
                 let width = 60 + 10 * thread + round
@@ -66,16 +66,15 @@ struct ConcurrencyTests {
                     if decoded.width != width || decoded.height != height
                         || !isClose(pixel, Fixtures.quadrantColours[0], tolerance: tolerance(of: format))
                     {
-                        failures.withLock {
-                            $0.append("thread \(thread) round \(round): \(decoded.width)x\(decoded.height) \(pixel)")
-                        }
+                        failures.append("thread \(thread) round \(round): \(decoded.width)x\(decoded.height) \(pixel)")
                     }
                 } catch {
-                    failures.withLock { $0.append("thread \(thread) round \(round): \(error)") }
+                    failures.append("thread \(thread) round \(round): \(error)")
                 }
             }
+            return failures
         }
-        let all = failures.withLock { $0 }
+        let all = failures.flatMap { $0 }
         #expect(all.isEmpty, "\(all)")
     }
 }
