@@ -18,6 +18,41 @@ import Testing
         return condition(pool.statistics)
     }
 
+    /// The budget's own rules, without threads: a sized job starts when it fits or when no other
+    /// sized job runs (so outside charges alone never starve every job).
+    @Test func aSizedJobStartsWhenItFitsOrRunsAlone() {
+        var budget = WorkBudget(limit: 100)
+        budget.adjust(by: 70)  // an original waiting for its job
+        #expect(budget.mayStart(costing: 500))  // nothing sized runs: it may start, alone
+        budget.startJob(costing: 20)
+        #expect(budget.inUse == 90 && budget.runningJobs == 1)
+        #expect(budget.mayStart(costing: 10))
+        #expect(!budget.mayStart(costing: 11))
+        budget.endJob(costing: 20)
+        #expect(budget.inUse == 70 && budget.runningJobs == 0)
+    }
+
+    /// A fetch that fits still waits behind fetches already waiting; room goes to interactive
+    /// fetches first, each charged its reservation as it is taken out.
+    @Test func waitingFetchesKeepTheirOrder() {
+        var budget = WorkBudget(limit: 100)
+        let none: @Sendable (WorkerPool.Charge) -> Void = { _ in }
+        let asked = [(80, .interactive), (60, .background), (20, .background), (30, .interactive)].map {
+            (bytes: Int, priority: WorkerPool.Priority) in
+            budget.chargeOrWait(.init(bytes: bytes, start: none), priority)
+        }
+        // The first is charged at once; 20 would fit beside 80, but others wait before it.
+        #expect(asked == [true, false, false, false])
+        #expect(budget.waitingCount == 3 && budget.inUse == 80)
+        budget.adjust(by: -80)
+        let first = budget.takeWaitersThatFit().map(\.bytes)
+        #expect(first == [30, 60])  // 30 + 60 fit; 20 more would not
+        #expect(budget.inUse == 90 && budget.waitingCount == 1)
+        budget.adjust(by: -90)
+        let second = budget.takeWaitersThatFit().map(\.bytes)
+        #expect(second == [20])
+    }
+
     @Test func aJobWaitsInTheQueueUntilItsEstimateFits() async throws {
         let pool = WorkerPool(workers: 2, queueCapacity: 8, workBudget: 100)
         let order = OrderLog()
