@@ -112,8 +112,7 @@ extension ThumbnailPipeline {
             let options = FetchOptions(timeLimit: left, progress: { charge.update($0) })
             let started = ContinuousClock.now
             fetcher.fetch(source, revalidating: validators, options: options) { [fetchDurations] answer in
-                fetchDurations.record(
-                    nanoseconds: UInt64(max(.zero, ContinuousClock.now - started) / .nanoseconds(1)))
+                fetchDurations.record(since: started)
                 slot.release()
                 completion(answer)
                 charge.end()

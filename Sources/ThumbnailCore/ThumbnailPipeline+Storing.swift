@@ -1,3 +1,5 @@
+internal import Primitives
+
 /// Storing: a made variant with the host's prepared form and the lifetime it promises downstream
 /// caches, a reusable decoded copy, a fetched original. Whatever work stores was started before
 /// it finished; a purge (or a revalidation that found the source changed) in between marks that
@@ -29,7 +31,7 @@ extension ThumbnailPipeline {
         let remaining = freshUntil - now
         var promise = Duration.zero
         if freshness.isStorable && remaining > .zero {
-            promise = .seconds(min(maxPromisedLifetime, remaining - remaining / 8).components.seconds)
+            promise = .seconds(min(maxPromisedLifetime, remaining - remaining / 8).wholeSeconds)
         }
         return Variant(
             image: image, fingerprint: fingerprint, prepared: prepare(image, fingerprint, promise),

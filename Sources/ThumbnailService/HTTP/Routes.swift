@@ -1,5 +1,4 @@
 import Crypto
-import Dispatch
 import HTTPServer
 internal import Primitives
 import ThumbnailCore
@@ -57,12 +56,13 @@ final class Routes: Sendable {
         let request: HTTPRequest
         let responder: HTTPResponder
         let id: RequestID
-        let start: UInt64
+        /// When it arrived (`ContinuousClock`).
+        let start: ContinuousClock.Instant
         let route: String
     }
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = ContinuousClock.now
         guard let exchange = accept(request, responder, start: start) else { return }
         switch request.path {
         case "/thumb":
@@ -123,7 +123,7 @@ final class Routes: Sendable {
 
     /// The `--metrics-listen` listener: `/metrics` and nothing else.
     func handleMetricsListener(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        guard let exchange = accept(request, responder, start: DispatchTime.now().uptimeNanoseconds) else { return }
+        guard let exchange = accept(request, responder, start: .now) else { return }
         guard request.path == "/metrics" else {
             return problem(exchange, 404, "Not found", "This listener serves /metrics only.")
         }
@@ -132,7 +132,8 @@ final class Routes: Sendable {
 
     /// The exchange of a request that takes the full path, or nil when it was answered already
     /// (a body, or HTTP/1.1 without Host).
-    private func accept(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Exchange? {
+    private func accept(_ request: HTTPRequest, _ responder: HTTPResponder, start: ContinuousClock.Instant) -> Exchange?
+    {
         let route = Self.routes.contains(request.path) ? request.path : "other"
         let exchange = Exchange(
             request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
@@ -172,7 +173,7 @@ final class Routes: Sendable {
     /// head in place (no `HTTPRequest` is built for it). Anything else (first sight, miss, odd
     /// request) returns nil and reaches `handle`.
     func quickHit(_ head: RequestHead) -> HTTPPreparedResponse? {
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = ContinuousClock.now
         let isGet = head.hasMethod("GET")
         guard head.hasPath("/thumb"), isGet || head.hasMethod("HEAD"), !head.isHTTP11 || head.hasHeader("host")
         else { return nil }
@@ -195,7 +196,7 @@ final class Routes: Sendable {
         let prepared = notModified ? hit.notModified : hit.ok
         let method = isGet ? "GET" : "HEAD"
         // Counted and logged before it is sent, so a client that has its answer knows it was.
-        let elapsed = DispatchTime.now().uptimeNanoseconds &- start
+        let elapsed = Self.nanoseconds(since: start)
         requestMetrics.record(
             route: RequestMetrics.thumbRoute, method: method, status: prepared.status,
             outcome: RequestMetrics.hitOutcome, elapsedNanos: elapsed)
@@ -352,7 +353,7 @@ final class Routes: Sendable {
         case .bytes(let body): size = body.count
         case .buffer(let buffer, _): size = buffer.count
         }
-        let elapsed = DispatchTime.now().uptimeNanoseconds &- exchange.start
+        let elapsed = Self.nanoseconds(since: exchange.start)
         requestMetrics.record(
             route: RequestMetrics.routeIndex(exchange.route), method: exchange.request.method, status: response.status,
             outcome: RequestMetrics.outcomeIndex(cache), elapsedNanos: elapsed)
@@ -363,6 +364,11 @@ final class Routes: Sendable {
                 bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), elapsedNanos: elapsed,
                 cache: cache,
                 error: error))
+    }
+
+    /// What a request's log line and duration metric count: its arrival to now, in nanoseconds.
+    private static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
+        UInt64(clamping: (ContinuousClock.now - start).nanoseconds)
     }
 
     /// `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7): answer from the cache or not at all.
