@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Vips", "Primitives"]),
 
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
-        .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore"]),
+        .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "TestSupport"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Primitives", "TestSupport"]),

@@ -47,15 +47,6 @@ func answerFromAnotherThread(_ responder: HTTPResponder, _ response: HTTPRespons
     }
 }
 
-/// Polls a condition on server state that has no notification of its own (10 ms apart) and
-/// records a failure if it never holds. The bound only keeps a broken server from hanging the run.
-func waitUntil(
-    _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-) async throws {
-    for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-    #expect(condition(), what, sourceLocation: sourceLocation)
-}
-
 /// The requests a handler saw and the responders it kept, for tests to wait on and answer later.
 final class Stash: Sendable {
     private struct State {

@@ -201,16 +201,6 @@ extension ThumbnailPipeline {
             thumbnail(request) { result, outcome in continuation.resume(returning: (result, outcome)) }
         }
     }
-
-    /// Waits (bounded, generously: a loaded 2-core CI machine is slow; not a timing assertion)
-    /// until `condition` holds of the metrics.
-    func eventually(_ condition: (PipelineMetrics) -> Bool) async -> Bool {
-        for _ in 0..<12_000 {
-            if condition(metrics) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition(metrics)
-    }
 }
 
 func request(_ url: String, _ extra: [(String, String?)] = [("w", "100")]) throws -> ThumbnailRequest {

@@ -63,19 +63,6 @@ final class Harness: Sendable {
     static func encode(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
-
-    /// Polls `condition` every 20 ms for at most `limit` (generous: a loaded 2-core CI machine
-    /// can take seconds to deliver fifty connections); returns whether it came true.
-    static func eventually(within limit: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows
-        -> Bool
-    {
-        let end = ContinuousClock.now + limit
-        while ContinuousClock.now < end {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
 }
 
 extension TestHTTPResponse {
