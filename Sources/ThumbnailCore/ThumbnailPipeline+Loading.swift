@@ -1,5 +1,5 @@
 /// Loading a source: its original from the cache, or fetched once however many ask at the same
-/// time (`sourceFlights`), holding one of its origin's fetch slots (`originSlots`) and a charge of
+/// time (`sourceFetches`), holding one of its origin's fetch slots (`originSlots`) and a charge of
 /// the work budget while the fetch runs. A fetch's failure is remembered for `--error-ttl`
 /// (`failures`), and a fetched original is cached with the freshness its origin gave it.
 extension ThumbnailPipeline {
@@ -21,7 +21,7 @@ extension ThumbnailPipeline {
             completion(.success(Original(bytes: bytes, freshness: freshness)), true)
             return
         }
-        guard sourceFlights.join(key, { completion($0, false) }) else {
+        guard sourceFetches.join(key, { completion($0, false) }) else {
             slot?.release()
             return
         }
@@ -29,7 +29,7 @@ extension ThumbnailPipeline {
         fetchWithinOriginLimit(source, revalidating: nil, slot: slot, priority: priority) { [self] answer in
             let result = fetchedOriginal(answer, of: source)
             if case .success(let original) = result { storeOriginal(original, of: source) }
-            sourceFlights.complete(key, with: result)
+            sourceFetches.complete(key, with: result)
         }
     }
 

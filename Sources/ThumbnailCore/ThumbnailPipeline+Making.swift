@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Making a variant: one job per variant key however many ask (`variantFlights`), a place in the
+/// Making a variant: one job per variant key however many ask (`variantJobs`), a place in the
 /// worker pool, then the work on a worker — a cut from a cached decoded copy, or a render from the
 /// original (`+Loading`). A job is charged its decode-memory estimate against the work budget and
 /// starts when that fits; a job the pool gave up (queued or running too long) is answered with
@@ -17,7 +17,7 @@ extension ThumbnailPipeline {
             guard revalidateBeforeMaking(request, spec, key, priority: priority, freshness, completion) else { return }
         }
         let started = Atomic<Bool>(false)
-        let leader = variantFlights.join(key) { result in
+        let leader = variantJobs.join(key) { result in
             completion(result, started.load(ordering: .acquiring) ? .miss : .coalesced)
         }
         guard leader else {
@@ -25,13 +25,13 @@ extension ThumbnailPipeline {
             return
         }
         started.store(true, ordering: .releasing)
-        // A second look: the previous flight may have stored it between our lookup and join.
+        // A second look: the previous job may have stored it between our lookup and join.
         if case .variant(let hit) = cache.peek(key) {
-            variantFlights.complete(key, with: .success(hit))
+            variantJobs.complete(key, with: .success(hit))
             return
         }
         guard let ticket = workers.reserve(priority) else {
-            variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
+            variantJobs.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
             return
         }
         if cutFromCopy(request, spec, key, ticket: ticket) { return }
@@ -54,7 +54,7 @@ extension ThumbnailPipeline {
         } orElse: { [self] late in
             .failure(lateFailure(late, request.source))
         } then: { [self] result in
-            variantFlights.complete(key, with: result)
+            variantJobs.complete(key, with: result)
         }
         return true
     }
@@ -67,7 +67,7 @@ extension ThumbnailPipeline {
         _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket
     ) {
         let originalKey = CacheKey.original(request.source)
-        guard cache.peek(originalKey) == nil, !sourceFlights.isInFlight(originalKey) else {
+        guard cache.peek(originalKey) == nil, !sourceFetches.isInFlight(originalKey) else {
             return loadOriginalAndRender(request, spec, key, ticket: ticket, slot: nil)
         }
         if let slot = originSlots.tryAcquire(request.source.origin) {
@@ -77,11 +77,11 @@ extension ThumbnailPipeline {
         ticket.release()
         originSlots.acquire(request.source.origin) { [self] slot in
             guard let slot else {
-                return variantFlights.complete(key, with: .failure(slotTimeout(request.source.origin)))
+                return variantJobs.complete(key, with: .failure(slotTimeout(request.source.origin)))
             }
             guard let ticket = workers.reserve(priority) else {
                 slot.release()
-                return variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
+                return variantJobs.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
             }
             loadOriginalAndRender(request, spec, key, ticket: ticket, slot: slot)
         }
@@ -97,7 +97,7 @@ extension ThumbnailPipeline {
             switch result {
             case .failure(let error):
                 ticket.release()
-                variantFlights.complete(key, with: .failure(error))
+                variantJobs.complete(key, with: .failure(error))
             case .success(let original):
                 // A fetched original is outside the cache budget until its job is done: it counts
                 // against the work budget meanwhile (a cached one is in the cache's already).
@@ -110,7 +110,7 @@ extension ThumbnailPipeline {
                     held.end()
                     return .failure(lateFailure(late, request.source))
                 } then: { [self] result in
-                    variantFlights.complete(key, with: result)
+                    variantJobs.complete(key, with: result)
                 }
             }
         }

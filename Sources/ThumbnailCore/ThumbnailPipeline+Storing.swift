@@ -1,12 +1,12 @@
 internal import Primitives
 
-/// Storing: a made variant with the host's prepared form and the lifetime it promises downstream
+/// Storing: a made variant with the host's prepared answer and the lifetime it promises downstream
 /// caches, a reusable decoded copy, a fetched original. Whatever work stores was started before
 /// it finished; a purge (or a revalidation that found the source changed) in between marks that
-/// work's flight stale, and then nothing of it is stored (`Flights.storeUnlessStale`). Nothing is
+/// work stale, and then nothing of it is stored (`CoalescedWork.storeUnlessStale`). Nothing is
 /// stored of a source its origin said not to keep (`SourceFreshness.isStorable`).
 extension ThumbnailPipeline {
-    /// Caches a made thumbnail under its variant key, with the host's prepared form (unless its
+    /// Caches a made thumbnail under its variant key, with the host's prepared answer (unless its
     /// original is not to be kept).
     func storeVariant(
         _ result: Result<EncodedImage, ThumbnailError>, _ key: CacheKey, _ freshness: SourceFreshness
@@ -14,15 +14,15 @@ extension ThumbnailPipeline {
         result.map { image in
             let variant = variant(image, Variant.fingerprint(of: image.bytes), freshness, at: now())
             if freshness.isStorable {
-                variantFlights.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
+                variantJobs.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
             }
             return variant
         }
     }
 
-    /// A variant with its prepared form, promising downstream caches at most the original's
+    /// A variant with its prepared answer, promising downstream caches at most the original's
     /// remaining freshness: 7/8 of it (capped by `maxPromisedLifetime`, in whole seconds), so the
-    /// prepared form stays true — and hits serve it untouched — for the last eighth at least, and
+    /// prepared answer stays true — and hits serve it untouched — for the last eighth at least, and
     /// is prepared again about log(remaining)/log(8/7) times per lifetime rather than per hit.
     func variant(
         _ image: EncodedImage, _ fingerprint: UInt64, _ freshness: SourceFreshness, at now: ContinuousClock.Instant
@@ -50,7 +50,7 @@ extension ThumbnailPipeline {
     }
 
     /// Keeps a decoded copy of `source`, made by the job for `variantKey`, unless that job's
-    /// flight went stale, the cache already has a larger copy of the source, or the source is not
+    /// job went stale, the cache already has a larger copy of the source, or the source is not
     /// to be kept.
     func storeDecodedCopy(
         _ copy: DecodedSource<Imaging.Decoded>, _ freshness: SourceFreshness, of source: SourceURL,
@@ -58,7 +58,7 @@ extension ThumbnailPipeline {
     ) {
         guard freshness.isStorable else { return }
         let key = CacheKey.decoded(source)
-        variantFlights.storeUnlessStale(variantKey) {
+        variantJobs.storeUnlessStale(variantKey) {
             if case .decoded(let existing, _) = cache.peek(key),
                 existing.width * existing.height >= copy.width * copy.height
             {
@@ -68,22 +68,22 @@ extension ThumbnailPipeline {
         }
     }
 
-    /// Caches a fetched original, unless its fetch's flight went stale or it is not to be kept.
+    /// Caches a fetched original, unless its fetch was marked stale or it is not to be kept.
     func storeOriginal(_ original: Original, of source: SourceURL) {
         guard original.freshness.isStorable else { return }
         let key = CacheKey.original(source)
-        sourceFlights.storeUnlessStale(key) {
+        sourceFetches.storeUnlessStale(key) {
             cache.insert(.original(original.bytes, original.freshness), forKey: key)
         }
     }
 
-    /// Drops the source's original and everything made from it, and keeps work in flight for
+    /// Drops the source's original and everything made from it, and keeps work in progress for
     /// it from putting any of it back (as a purge does); then stores `original`, if any. Skipped
     /// when a purge came first during the revalidation. Takes the locks in `purge`'s order.
     func replace(_ source: SourceURL, with original: Original?) {
         revalidations.storeUnlessStale(.original(source)) {
-            variantFlights.markStale(source: source) {
-                sourceFlights.markStale(source: source) {
+            variantJobs.markStale(source: source) {
+                sourceFetches.markStale(source: source) {
                     cache.removeAll(of: source)
                     if let original {
                         cache.insert(.original(original.bytes, original.freshness), forKey: .original(source))

@@ -16,9 +16,9 @@ import Synchronization
 ///   conditional fetch per source that keeps it fresh;
 /// - `ThumbnailPipeline+Making.swift`: one job per variant on the worker pool, charged its memory
 ///   estimate, and the answer when the pool gives a job up;
-/// - `ThumbnailPipeline+Storing.swift`: variants with their prepared form and its promise,
+/// - `ThumbnailPipeline+Storing.swift`: variants with their prepared answer and its promise,
 ///   decoded copies and originals, kept only when no purge came in between.
-public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: PreparedForm>: Sendable {
+public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: PreparedAnswer>: Sendable {
     public typealias Entry = CacheEntry<Imaging.Decoded, Prepared>
     public typealias Variant = CachedVariant<Prepared>
 
@@ -78,8 +78,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     }
 
     // The state the stages share. Where the stages keep things: the cache (every stage); the
-    // fetcher, remembered failures, origin slots and source flights (loading); the revalidation
-    // flights and the freshness policy (revalidation); the workers, renderer and variant flights
+    // fetcher, remembered failures, origin slots and source fetches (loading); the revalidations
+    // and the freshness policy (revalidation); the workers, renderer and variant jobs
     // (making); the host's `prepare` and the longest promise (storing).
     @usableFromInline let cache: any ImageCaching<Entry>
     let workers: WorkerPool
@@ -95,11 +95,11 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     let maxPromisedLifetime: Duration
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
     /// One job per variant at a time, however many requests ask for it.
-    let variantFlights = Flights<Variant>()
+    let variantJobs = CoalescedWork<Variant>()
     /// One fetch per source at a time (keyed by the source's original key).
-    let sourceFlights = Flights<Original>()
+    let sourceFetches = CoalescedWork<Original>()
     /// One revalidation per source at a time (keyed by the source's original key).
-    let revalidations = Flights<Revalidation>()
+    let revalidations = CoalescedWork<Revalidation>()
     /// Miss-path counters only: a hit counts inside the cache's own lock, or, served from a
     /// variant the host kept, with one atomic add (`countKeptHit`).
     let counters = Mutex<
@@ -116,7 +116,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
 
     /// `prepare` runs once per stored variant (on the worker that made it), and again when a
     /// variant's promise must shrink or a stale one is served; its `Duration` is the lifetime the
-    /// prepared form may promise downstream (whole seconds, zero for a stale or unkept variant).
+    /// prepared answer may promise downstream (whole seconds, zero for a stale or unkept variant).
     /// `now` is the clock freshness and remembered failures run by (tests move it).
     public init(
         cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
@@ -151,7 +151,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         return metrics
     }
 
-    /// The hit path: a cached variant whose prepared form is still true (fresh, and promising no
+    /// The hit path: a cached variant whose prepared answer is still true (fresh, and promising no
     /// more than its original's remaining freshness), or nil — then `thumbnail` decides (renew
     /// the promise, revalidate, serve stale). Cheap, synchronous, no queue, no copy; one lock and
     /// one clock read. Inlinable so that the service's call is specialised for its image types (no
@@ -170,7 +170,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     public var clockNow: ContinuousClock.Instant { now() }
 
     /// Counts a hit the host served from a variant it kept from `cachedVariant` instead of asking
-    /// again: the variant's prepared form told it the entry is still cached (`PreparedForm.leftCache`
+    /// again: the variant's prepared answer told it the entry is still cached (`PreparedAnswer.leftCache`
     /// had not been called) and `clockNow` was before its `preparedValidUntil`. No lock. The host
     /// asks `cachedVariant` again every so often, which keeps the entry's place in the recency order.
     public func countKeptHit() { cache.countHit(.variant) }
@@ -235,14 +235,14 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     }
 
     /// Removes the source's original, decoded copy and every variant, and keeps work already in
-    /// flight for it from putting any of them back (it still answers its own waiters).
+    /// progress for it from putting any of them back (it still answers its own waiters).
     @discardableResult
     public func purge(_ source: SourceURL) -> CacheRemoval {
         failures.forget(source)
-        // Lock order, here and in `replace` (+Storing): revalidations, variant flights, source flights, cache.
+        // Lock order, here and in `replace` (+Storing): revalidations, variant jobs, source fetches, cache.
         return revalidations.markStale(source: source) {
-            variantFlights.markStale(source: source) {
-                sourceFlights.markStale(source: source) { cache.removeAll(of: source) }
+            variantJobs.markStale(source: source) {
+                sourceFetches.markStale(source: source) { cache.removeAll(of: source) }
             }
         }
     }

@@ -174,9 +174,9 @@ extension FreshnessPolicy {
     }
 }
 
-/// The fakes' prepared form is text; it holds its length (the same for every preparation of one
+/// The fakes' prepared answer is text; it holds its length (the same for every preparation of one
 /// variant, as the protocol asks).
-extension String: PreparedForm {
+extension String: PreparedAnswer {
     public var residentBytes: Int { utf8.count }
 }
 

@@ -9,7 +9,7 @@ import Testing
 @Suite struct FreshnessTests {
     let photo = "http://origin.example/photo.jpg"
 
-    /// A pipeline on `clock` whose `prepare` records the lifetime each prepared form promises.
+    /// A pipeline on `clock` whose `prepare` records the lifetime each prepared answer promises.
     final class Rig: Sendable {
         let clock = FakeClock()
         let fetcher: FakeFetcher
@@ -44,7 +44,7 @@ import Testing
         }
     }
 
-    /// The lifetimes the prepared forms promised, in order.
+    /// The lifetimes the prepared answers promised, in order.
     final class Promises: Sendable {
         let log = Mutex<[Duration]>([])
     }

@@ -17,7 +17,7 @@ import Testing
             for _ in 0..<50 { group.addTask { await pipeline.thumbnail(req).1 } }
             return await group.reduce(into: [FakePipeline.Outcome]()) { $0.append($1) }
         }
-        // Everyone has joined the one flight before its fetch may finish.
+        // Everyone has joined the one job before its fetch may finish.
         #expect(await eventually(pipeline.metrics) { $0.coalesced == 49 })
         fetcher.gate.open()
         let all = await outcomes
@@ -32,7 +32,7 @@ import Testing
         let metrics = pipeline.metrics
         #expect(metrics.cache[.variant].hits == 1)
         #expect(metrics.cache[.variant].entries == 1 && metrics.cache[.original].entries == 1)
-        // A variant is charged its bytes, what its prepared form holds, and the entry's overhead.
+        // A variant is charged its bytes, what its prepared answer holds, and the entry's overhead.
         #expect(metrics.cache[.variant].bytes == 10 + 19 + ImageCache<FakePipeline.Entry>.perEntryOverhead)
         #expect(metrics.fetches.started == 1 && metrics.fetches.succeeded == 1 && metrics.fetches.bytes == 2)
         #expect(metrics.renders.fromOriginal == 1)

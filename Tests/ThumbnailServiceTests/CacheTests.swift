@@ -42,7 +42,7 @@ import ThumbnailCore
         let gate = TestGate()
         let h = try Harness(routes: ["/p.jpg": .gated(gate, .ok(Self.photo))])
         async let results = TestHTTPClient.concurrent(50, port: h.port, target: h.thumb("/p.jpg", "w=150"))
-        // The origin answers only once all fifty have joined the one flight.
+        // The origin answers only once all fifty have joined the one job.
         #expect(await eventually { h.app.pipeline.metrics.coalesced == 49 })
         gate.open()
         let responses = try await results.map { try $0.get() }

@@ -10,7 +10,7 @@ final class Routes: Sendable {
     let pipeline: Pipeline
     let log: RequestLog
     private let ids = RequestIDs()
-    private let memo = TargetMemo()
+    private let parsedTargets = ParsedTargets()
     private let retryAfter: Int
     /// nil when signed URLs are off.
     private let signer: URLSigner?
@@ -172,7 +172,7 @@ final class Routes: Sendable {
     /// cached, answered with the entry's ready-made response on the polling thread, read from the
     /// head in place (no `HTTPRequest` is built for it). Anything else (first sight, miss, odd
     /// request) returns nil and reaches `handle`.
-    func quickHit(_ head: RequestHead) -> HTTPPreparedResponse? {
+    func hitResponse(for head: RequestHead) -> HTTPPreparedResponse? {
         let start = ContinuousClock.now
         let isGet = head.hasMethod("GET")
         guard head.hasPath("/thumb"), isGet || head.hasMethod("HEAD"), !head.isHTTP11 || head.hasHeader("host")
@@ -180,14 +180,14 @@ final class Routes: Sendable {
         let now = pipeline.clockNow
         let hit: HitResponses
         let bytes: Int
-        switch memo.lookup(head.target, now: now) {
+        switch parsedTargets.lookup(head.target, now: now) {
         case .kept(let responses, let size, let expires):
             guard !hasExpired(expires) else { return nil }
             pipeline.countKeptHit()
             (hit, bytes) = (responses, size)
         case .remembered(let key, let expires):
             guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return nil }
-            memo.keep(head.target, variant, now: now)
+            parsedTargets.keep(head.target, variant, now: now)
             (hit, bytes) = (variant.prepared, variant.image.bytes.count)
         case nil:
             return nil
@@ -284,7 +284,7 @@ final class Routes: Sendable {
         guard let request = admit(exchange, requireSpec: true) else { return }
         if !request.formatIsNegotiated, let key = request.variantKey {
             // Only targets that passed every check above are remembered (with their `exp`).
-            memo.remember(exchange.request.target, key: key, expires: request.expires)
+            parsedTargets.remember(exchange.request.target, key: key, expires: request.expires)
         }
         // One cache lookup: a hit is answered at once, on this thread, through the same completion.
         let onlyIfCached = Self.onlyIfCached(exchange.request.header("cache-control"))
