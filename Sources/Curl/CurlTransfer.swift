@@ -108,10 +108,17 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_OPENSOCKETDATA, pointer: context)
         set(CURLOPT_CLOSESOCKETDATA, pointer: connections.context)
         set(CURLOPT_PREREQDATA, pointer: connections.context)
-        if code == CURLE_OK {
-            code = ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
-            }
+        if code == CURLE_OK { code = Self.setCallbacks(easy) }
+        guard code == CURLE_OK else { return .failed(code: Int(code.rawValue)) }
+        return nil
+    }
+
+    /// The four callbacks: body bytes and the open-socket check come back to this transfer
+    /// (`WRITEDATA`, `OPENSOCKETDATA`), closing a socket and checking a reused connection go to
+    /// the engine's `CurlKeptConnections` (`CLOSESOCKETDATA`, `PREREQDATA`).
+    private static func setCallbacks(_ easy: UnsafeMutableRawPointer) -> CURLcode {
+        var code = ccurl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
         }
         if code == CURLE_OK {
             code = ccurl_easy_setopt_opensocket_callback(easy) { context, purpose, address in
@@ -135,8 +142,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return Int32(CURL_PREREQFUNC_OK)
             }
         }
-        guard code == CURLE_OK else { return .failed(code: Int(code.rawValue)) }
-        return nil
+        return code
     }
 
     /// Reads the outcome off the easy handle; call before `cleanUp()`.

@@ -29,9 +29,9 @@ final class ConnectionRegistry: Sendable {
             var count = 0
             for connection in connections.values {
                 let since = connection.waitingSince.load(ordering: .relaxed)
-                guard since != 0, since < deadline else { continue }
+                guard since != ConnectionState.notWaiting, since < deadline else { continue }
                 // Do not shut it down again on the next tick.
-                connection.waitingSince.store(0, ordering: .relaxed)
+                connection.waitingSince.store(ConnectionState.notWaiting, ordering: .relaxed)
                 Glibc.shutdown(connection.fd, Int32(SHUT_RDWR))
                 count += 1
             }

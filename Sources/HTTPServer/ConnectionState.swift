@@ -1,19 +1,16 @@
 internal import Primitives
 internal import Synchronization
 
-#if canImport(Glibc)
-    internal import Glibc
-#endif
-
 /// One open connection, for the request-head deadline. Created at libmicrohttpd's connection-started
 /// notification and retained in the connection's socket context until the connection-closed one.
 final class ConnectionState: Sendable {
     /// The connection's socket. Only ever used by ``ConnectionRegistry`` under its lock, while the
     /// connection is registered (so the descriptor cannot have been closed and reused).
     let fd: Int32
-    /// Monotonic time (ns) at which the connection started waiting for a request head; 0 while a
-    /// request is being handled.
+    /// When the connection started waiting for a request head (``monotonicNanoseconds()``);
+    /// ``notWaiting`` while a request is being handled.
     let waitingSince: Atomic<Int64>
+    static let notWaiting = Int64.min
     /// Answered and shut down before libmicrohttpd read anything (see `ServerCore.screenFirstBytes`):
     /// whatever it still parses from this connection is not handed to the handler.
     let refused = Atomic<Bool>(false)
@@ -25,7 +22,7 @@ final class ConnectionState: Sendable {
 
     /// The head of a request is complete.
     func headReceived() {
-        waitingSince.store(0, ordering: .relaxed)
+        waitingSince.store(Self.notWaiting, ordering: .relaxed)
     }
 
     /// A request ended; the connection now waits for the next head (keep-alive). `allowance` moves
@@ -35,9 +32,7 @@ final class ConnectionState: Sendable {
     }
 }
 
-/// Monotonic clock in nanoseconds, coarse (a few ms) and cheap: enough for second-scale deadlines.
+/// The monotonic clock (`ContinuousClock`) as one integer, for the connections' atomic stamps.
 func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-    return Duration(now).nanoseconds
+    ContinuousClock.now.nanosecondsSinceOrigin
 }

@@ -55,86 +55,75 @@ public final class HTTPServer: @unchecked Sendable {
         shutdown(grace: .zero, lateResponse: HTTPResponse(status: 503))
     }
 
-    /// Binds and starts serving. Throws ``HTTPServerError`` if the address is invalid or cannot be bound.
+    /// Binds and starts serving. Throws ``HTTPServerError`` if the configuration is out of range
+    /// (``HTTPServerConfiguration`` checks itself) or the address cannot be bound.
     public func start() throws {
-        let configuration = configuration
-        guard (0...65535).contains(configuration.port) else { throw HTTPServerError.invalidConfiguration("port") }
-        guard configuration.threads >= 1 else { throw HTTPServerError.invalidConfiguration("threads") }
-        guard configuration.connectionLimit >= 1 else { throw HTTPServerError.invalidConfiguration("connectionLimit") }
-        guard configuration.perIPConnectionLimit >= 0 else {
-            throw HTTPServerError.invalidConfiguration("perIPConnectionLimit")
-        }
-        guard configuration.idleTimeout >= .zero else { throw HTTPServerError.invalidConfiguration("idleTimeout") }
-        guard configuration.headTimeout >= .zero else { throw HTTPServerError.invalidConfiguration("headTimeout") }
-        guard (1...HTTPServerConfiguration.headBytesLimit).contains(configuration.maxHeadBytes) else {
-            throw HTTPServerError.invalidConfiguration("maxHeadBytes")
-        }
-        guard (1...configuration.maxHeadBytes).contains(configuration.maxTargetBytes) else {
-            throw HTTPServerError.invalidConfiguration("maxTargetBytes")
-        }
-        guard (1...HTTPServerConfiguration.fieldsLimit).contains(configuration.maxFields) else {
-            throw HTTPServerError.invalidConfiguration("maxFields")
-        }
-        guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
-            throw HTTPServerError.invalidHost(configuration.host)
-        }
+        let address = try configuration.validated()
         try lifecycle.withLock { lifecycle in
             guard case .idle = lifecycle else { throw HTTPServerError.alreadyStarted }
-            // One libmicrohttpd daemon per polling thread, each with its own listening socket on the
-            // same port (SO_REUSEPORT): the kernel spreads new connections over them. One daemon
-            // with a thread pool shares one listening socket among all its threads, and every
-            // connection wakes them all (measured: a quarter of accept4 calls came back EAGAIN,
-            // and ab without keep-alive ran ~20 % slower). Each: its own epoll thread;
-            // suspend/resume (which implies the inter-thread channel, also needed by
-            // MHD_quiesce_daemon); turbo (optimistic reads, no shutdown() before close).
-            var flags =
-                MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
-            if address.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
-            let idleSeconds = configuration.idleTimeout.roundedUp(to: .seconds(1))
-            let count = configuration.threads
             // SO_REUSEPORT would also let this bind beside another process's listener on the port:
             // make sure the port is free first, so a second server fails as it should.
             if configuration.port != 0 && !address.isFreeToListen() {
                 throw HTTPServerError.startFailed(host: configuration.host, port: configuration.port, errno: EADDRINUSE)
             }
-            var daemons: [OpaquePointer] = []
-            var port = configuration.port
-            for _ in 0..<count {
-                errno = 0
-                let daemon = address.with(port: port)!.withSockaddrPointer { sockaddr, _ in
-                    cmhd_start_daemon(
-                        flags, UInt16(port), sockaddr, 1, Self.connectionMemory, 0,
-                        UInt32(clamping: (configuration.connectionLimit + count - 1) / count),
-                        UInt32(clamping: configuration.perIPConnectionLimit),
-                        UInt32(clamping: idleSeconds), 0,
-                        mhdAccessHandler, mhdRequestCompleted, mhdNotifyConnection, mhdURILog,
-                        Unmanaged.passUnretained(core).toOpaque())
-                }
-                guard let daemon else {
-                    let failure = errno
-                    for started in daemons { MHD_stop_daemon(started) }
-                    throw HTTPServerError.startFailed(
-                        host: configuration.host, port: configuration.port, errno: failure)
-                }
-                if daemons.isEmpty { port = Int(cmhd_daemon_bind_port(daemon)) }
-                daemons.append(daemon)
-                Self.deferAccept(daemon)
-            }
-            var watchdog: HeadDeadlineWatchdog?
-            if configuration.headTimeout > .zero {
-                let started = HeadDeadlineWatchdog(registry: core.connections, timeout: configuration.headTimeout)
-                do throws(SystemError) {
-                    try started.start()
-                } catch {
-                    for daemon in daemons { MHD_stop_daemon(daemon) }
-                    throw HTTPServerError.startFailed(
-                        host: configuration.host, port: configuration.port, errno: error.code)
-                }
-                watchdog = started
-            }
+            let (daemons, port) = try startDaemons(on: address)
+            let watchdog = try startWatchdog(orStop: daemons)
             lifecycle = .running(daemons: daemons, port: port, watchdog: watchdog)
         }
+    }
+
+    /// One libmicrohttpd daemon per polling thread, each with its own listening socket on the
+    /// same port (SO_REUSEPORT): the kernel spreads new connections over them. One daemon with a
+    /// thread pool shares one listening socket among all its threads, and every connection wakes
+    /// them all (measured: a quarter of accept4 calls came back EAGAIN, and ab without keep-alive
+    /// ran ~20 % slower). Each: its own epoll thread; suspend/resume (which implies the
+    /// inter-thread channel, also needed by MHD_quiesce_daemon); turbo (optimistic reads, no
+    /// shutdown() before close). Returns them and the bound port; none are left running when it
+    /// throws.
+    private func startDaemons(on address: SocketAddress) throws(HTTPServerError) -> ([OpaquePointer], Int) {
+        var flags =
+            MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
+        if address.family == .ipv6 { flags |= MHD_USE_IPv6.rawValue }
+        let idleSeconds = configuration.idleTimeout.roundedUp(to: .seconds(1))
+        let count = configuration.threads
+        var daemons: [OpaquePointer] = []
+        var port = configuration.port
+        for _ in 0..<count {
+            errno = 0
+            let daemon = address.with(port: port)!.withSockaddrPointer { sockaddr, _ in
+                cmhd_start_daemon(
+                    flags, UInt16(port), sockaddr, 1, Self.connectionMemory, 0,
+                    UInt32(clamping: (configuration.connectionLimit + count - 1) / count),
+                    UInt32(clamping: configuration.perIPConnectionLimit),
+                    UInt32(clamping: idleSeconds), 0,
+                    mhdAccessHandler, mhdRequestCompleted, mhdNotifyConnection, mhdURILog,
+                    Unmanaged.passUnretained(core).toOpaque())
+            }
+            guard let daemon else {
+                let failure = errno
+                for started in daemons { MHD_stop_daemon(started) }
+                throw .startFailed(host: configuration.host, port: configuration.port, errno: failure)
+            }
+            if daemons.isEmpty { port = Int(cmhd_daemon_bind_port(daemon)) }
+            daemons.append(daemon)
+            Self.deferAccept(daemon)
+        }
+        return (daemons, port)
+    }
+
+    /// The head-deadline watchdog, when `headTimeout` is on; when its thread cannot start, stops
+    /// `daemons` and throws.
+    private func startWatchdog(orStop daemons: [OpaquePointer]) throws(HTTPServerError) -> HeadDeadlineWatchdog? {
+        guard configuration.headTimeout > .zero else { return nil }
+        let watchdog = HeadDeadlineWatchdog(registry: core.connections, timeout: configuration.headTimeout)
+        do throws(SystemError) {
+            try watchdog.start()
+        } catch {
+            for daemon in daemons { MHD_stop_daemon(daemon) }
+            throw .startFailed(host: configuration.host, port: configuration.port, errno: error.code)
+        }
+        return watchdog
     }
 
     /// The bound port (the ephemeral one when configured with 0); 0 before ``start()``.

@@ -1,3 +1,5 @@
+internal import Primitives
+
 #if canImport(Glibc)
     internal import Glibc
 #elseif canImport(Darwin)
@@ -71,5 +73,25 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxTargetBytes = maxTargetBytes
         self.maxHeadBytes = maxHeadBytes
         self.maxFields = maxFields
+    }
+
+    /// Checks every field against its range and parses `host`: the address to listen on. Throws
+    /// ``HTTPServerError/invalidConfiguration(_:)`` naming the first field out of range, or
+    /// ``HTTPServerError/invalidHost(_:)``.
+    func validated() throws(HTTPServerError) -> SocketAddress {
+        let checks: [(field: String, valid: Bool)] = [
+            ("port", (0...65535).contains(port)),
+            ("threads", threads >= 1),
+            ("connectionLimit", connectionLimit >= 1),
+            ("perIPConnectionLimit", perIPConnectionLimit >= 0),
+            ("idleTimeout", idleTimeout >= .zero),
+            ("headTimeout", headTimeout >= .zero),
+            ("maxHeadBytes", (1...Self.headBytesLimit).contains(maxHeadBytes)),
+            ("maxTargetBytes", maxHeadBytes >= 1 && (1...maxHeadBytes).contains(maxTargetBytes)),
+            ("maxFields", (1...Self.fieldsLimit).contains(maxFields)),
+        ]
+        if let invalid = checks.first(where: { !$0.valid }) { throw .invalidConfiguration(invalid.field) }
+        guard let address = SocketAddress(host: host, port: port) else { throw .invalidHost(host) }
+        return address
     }
 }

@@ -1,4 +1,6 @@
-public import Glibc
+// `package`, not `public`: the `timespec` below is for this package's own C calls; no C type is
+// part of Primitives' public API (other packages, such as fuzz/, see only Swift types).
+package import Glibc
 
 /// The one place a `Duration` becomes the integer, `timespec` or `Double` a C or Foundation API
 /// wants. Why: every hand-written `seconds * 1_000_000_000 + attoseconds / …` in the tree rounded
@@ -32,11 +34,12 @@ extension Duration {
         return total % step > 0 ? quotient + 1 : quotient
     }
 
-    /// A `timespec` for `nanosleep`, `pthread_cond_timedwait` and friends; negative durations
-    /// become zero (those calls reject a negative `tv_nsec`). (The overlay's `timespec(_:)` for a
-    /// `Duration` is declared on another module's `timespec` and does not apply to Glibc's; the
-    /// other direction, `Duration(timespec)`, is the overlay's and works.)
-    public var timespec: Glibc.timespec {
+    /// A `timespec` for `nanosleep`, `sigtimedwait`, `pthread_cond_timedwait` and friends; negative
+    /// durations become zero (those calls reject a negative `tv_nsec`). (The overlay's
+    /// `timespec(_:)` for a `Duration` is declared on another module's `timespec` and does not
+    /// apply to Glibc's; the other direction, `Duration(timespec)`, is the overlay's and works.)
+    /// Package-wide, not public: a C type stays out of the module's API.
+    package var timespec: Glibc.timespec {
         let total = max(nanoseconds, 0)
         return Glibc.timespec(tv_sec: Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
     }

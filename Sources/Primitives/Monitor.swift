@@ -69,6 +69,9 @@ public final class Monitor<State>: @unchecked Sendable {
     public func wait<Result>(
         until condition: (State) -> Bool, timeout: Duration, then body: (inout State) throws -> Result
     ) rethrows -> Result? {
+        // The one reading of a clock other than `ContinuousClock` (CLOCK_BOOTTIME on Linux):
+        // pthread_cond_timedwait wants an absolute time on the condition's clock, and glibc
+        // accepts only CLOCK_REALTIME and CLOCK_MONOTONIC for a condition variable.
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let deadline = Duration(now) + max(timeout, .zero)

@@ -1,4 +1,6 @@
-public import Glibc
+// `package`, not `public`: `withSockaddrPointer` hands this package's own C calls a `sockaddr`;
+// no C type is part of Primitives' public API.
+package import Glibc
 
 /// An IPv4 or IPv6 address with a port, as the C socket calls want it.
 ///
@@ -112,7 +114,8 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
     public var description: String { family == .ipv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// Calls `body` with a `sockaddr` pointer and its length, valid only during the call.
-    public func withSockaddrPointer<Result>(
+    /// Package-wide, not public: a C type stays out of the module's API.
+    package func withSockaddrPointer<Result>(
         _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> Result
     ) rethrows -> Result {
         switch storage {

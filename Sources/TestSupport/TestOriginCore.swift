@@ -216,19 +216,7 @@ final class TestOriginCore: Sendable {
         case .raw(let bytes):
             sendAll(fd, bytes)
         case .keepAlive(let declared, let body, let excessAfter, let excessDelivered):
-            // Opened whatever happens, so a test waiting on it fails on its expectations, never hangs.
-            defer { excessDelivered?.open() }
-            let head = head(200, [("Content-Type", "image/jpeg"), ("Content-Length", "\(declared)")], keepAlive: true)
-            if let excessAfter {
-                let answered = min(max(declared, 0), body.count)
-                guard sendAll(fd, head + body[..<answered]), wait(for: excessAfter),
-                    sendAll(fd, Array(body[answered...]))
-                else { return }
-            } else {
-                // One send: a client may get the head, the answer and the excess in one read.
-                guard sendAll(fd, head + body) else { return }
-            }
-            if excessDelivered != nil { _ = waitUntilAcknowledged(fd) }
+            respondKeepingAlive(fd, declared: declared, body: body, excessAfter: excessAfter, excessDelivered)
         case .delayed(let delay, let inner):
             if pause(delay) { respond(fd, inner, to: request) }
         case .gated(let gate, let inner):
@@ -236,26 +224,55 @@ final class TestOriginCore: Sendable {
         case .hang:
             lifecycle.wait(until: { $0.stopping })
         case .cacheable(let body, let etag, let lastModified, let cacheControl, let contentType):
-            var headers: [(String, String)] = []
-            if let etag { headers.append(("ETag", etag)) }
-            if let lastModified { headers.append(("Last-Modified", lastModified)) }
-            if let cacheControl { headers.append(("Cache-Control", cacheControl)) }
-            let notModified: Bool
-            if let sent = request.header("If-None-Match") {
-                notModified =
-                    etag.map { etag in
-                        sent.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
-                    } ?? false
-            } else {
-                notModified = lastModified != nil && request.header("If-Modified-Since") == lastModified
-            }
-            if notModified {
-                sendAll(fd, head(304, headers))
-            } else {
-                sendAll(
-                    fd,
-                    head(200, [("Content-Type", contentType), ("Content-Length", "\(body.count)")] + headers) + body)
-            }
+            respondCacheable(
+                fd, body, etag: etag, lastModified: lastModified, cacheControl: cacheControl, contentType: contentType,
+                to: request)
+        }
+    }
+
+    /// `.keepAlive`: a keep-alive answer declaring `declared` bytes; what `body` holds beyond them
+    /// is excess on the connection, sent with it or after `excessAfter` opens.
+    private func respondKeepingAlive(
+        _ fd: Int32, declared: Int, body: [UInt8], excessAfter: TestGate?, _ excessDelivered: TestGate?
+    ) {
+        // Opened whatever happens, so a test waiting on it fails on its expectations, never hangs.
+        defer { excessDelivered?.open() }
+        let head = head(200, [("Content-Type", "image/jpeg"), ("Content-Length", "\(declared)")], keepAlive: true)
+        if let excessAfter {
+            let answered = min(max(declared, 0), body.count)
+            guard sendAll(fd, head + body[..<answered]), wait(for: excessAfter),
+                sendAll(fd, Array(body[answered...]))
+            else { return }
+        } else {
+            // One send: a client may get the head, the answer and the excess in one read.
+            guard sendAll(fd, head + body) else { return }
+        }
+        if excessDelivered != nil { _ = waitUntilAcknowledged(fd) }
+    }
+
+    /// `.cacheable`: 304 when the request's validators match, else 200, with the caching headers.
+    private func respondCacheable(
+        _ fd: Int32, _ body: [UInt8], etag: String?, lastModified: String?, cacheControl: String?,
+        contentType: String, to request: TestOrigin.Request
+    ) {
+        var headers: [(String, String)] = []
+        if let etag { headers.append(("ETag", etag)) }
+        if let lastModified { headers.append(("Last-Modified", lastModified)) }
+        if let cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        let notModified: Bool
+        if let sent = request.header("If-None-Match") {
+            notModified =
+                etag.map { etag in
+                    sent.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
+                } ?? false
+        } else {
+            notModified = lastModified != nil && request.header("If-Modified-Since") == lastModified
+        }
+        if notModified {
+            sendAll(fd, head(304, headers))
+        } else {
+            sendAll(
+                fd, head(200, [("Content-Type", contentType), ("Content-Length", "\(body.count)")] + headers) + body)
         }
     }
 

@@ -1,6 +1,14 @@
 /// Keeping originals fresh: what a request does with a stale entry, and the one conditional fetch
 /// per source that settles it.
 extension ThumbnailPipeline {
+    /// What a revalidation found.
+    enum Revalidation: Sendable {
+        /// Unchanged: the same freshness record now runs later, for everything made from it.
+        case renewed
+        /// Changed (or not to be kept): the old original and everything made from it are gone.
+        case replaced
+    }
+
     /// A stale variant: within stale-while-revalidate it is answered at once while a revalidation
     /// runs in the background; past it the request waits for the revalidation, then answers the
     /// renewed variant, a new one made from the changed source, the stale one (stale-if-error), or
@@ -62,14 +70,6 @@ extension ThumbnailPipeline {
             }
         }
         return false
-    }
-
-    /// The freshness of what is cached of `source` to make variants from (its original, else its
-    /// decoded copy; both share one record when both are there).
-    func cachedFreshness(of source: SourceURL) -> SourceFreshness? {
-        if case .original(_, let freshness) = cache.peek(.original(source)) { return freshness }
-        if case .decoded(_, let freshness) = cache.peek(.decoded(source)) { return freshness }
-        return nil
     }
 
     /// Answers a stale variant as it is, prepared to promise nothing (it is past its freshness).
@@ -143,22 +143,6 @@ extension ThumbnailPipeline {
             // stale-if-error.
             if !Self.isTransient(error) { replace(source, with: nil) }
             return .failure(error)
-        }
-    }
-
-    /// Drops the source's original and everything made from it, and keeps work in flight for
-    /// it from putting any of it back (as a purge does); then stores `original`, if any. Skipped
-    /// when a purge came first during the revalidation.
-    private func replace(_ source: SourceURL, with original: Original?) {
-        revalidations.storeUnlessStale(.original(source)) {
-            variantFlights.markStale(source: source) {
-                sourceFlights.markStale(source: source) {
-                    cache.removeAll(of: source)
-                    if let original {
-                        cache.insert(.original(original.bytes, original.freshness), forKey: .original(source))
-                    }
-                }
-            }
         }
     }
 

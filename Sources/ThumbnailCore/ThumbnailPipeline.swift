@@ -7,7 +7,18 @@ import Synchronization
 /// Generic over the image library (`Imaging`, whose decoded copies it caches without looking
 /// inside) and over what the host prepares from each stored variant (`Prepared`: the HTTP layer's
 /// ready-made hit responses), so both travel typed and nothing is cast.
-public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: PreparedForm>: Sendable {
+///
+/// This file is the façade: the public entry points (a hit, `thumbnail`, `prefetch`, `purge`) and
+/// the state every stage shares. Each stage of a miss is a file of its own:
+/// - `ThumbnailPipeline+Loading.swift`: the source's original, from the cache or fetched once
+///   however many ask, within its origin's fetch slots and the work budget;
+/// - `ThumbnailPipeline+Revalidation.swift`: what a stale entry is answered with, and the one
+///   conditional fetch per source that keeps it fresh;
+/// - `ThumbnailPipeline+Making.swift`: one job per variant on the worker pool, charged its memory
+///   estimate, and the answer when the pool gives a job up;
+/// - `ThumbnailPipeline+Storing.swift`: variants with their prepared answer and its promise,
+///   decoded copies and originals, kept only when no purge came in between.
+public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: PreparedAnswer>: Sendable {
     public typealias Entry = CacheEntry<Imaging.Decoded, Prepared>
     public typealias Variant = CachedVariant<Prepared>
 
@@ -66,37 +77,29 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         }
     }
 
-    /// A fetched original and its freshness.
-    struct Original: Sendable {
-        let bytes: ImageBytes
-        let freshness: SourceFreshness
-    }
-
-    /// What a revalidation found.
-    enum Revalidation: Sendable {
-        /// Unchanged: the same freshness record now runs later, for everything made from it.
-        case renewed
-        /// Changed (or not to be kept): the old original and everything made from it are gone.
-        case replaced
-    }
-
+    // The state the stages share. Where the stages keep things: the cache (every stage); the
+    // fetcher, remembered failures, origin slots and source fetches (loading); the revalidations
+    // and the freshness policy (revalidation); the workers, renderer and variant jobs
+    // (making); the host's `prepare` and the longest promise (storing).
     @usableFromInline let cache: any ImageCaching<Entry>
-    private let workers: WorkerPool
+    let workers: WorkerPool
     let fetcher: any ImageFetching
-    private let renderer: ThumbnailRenderer<Imaging>
-    private let prepare: @Sendable (EncodedImage, UInt64, Duration) -> Prepared
+    let renderer: ThumbnailRenderer<Imaging>
+    let prepare: @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     let failures: FailedFetches
     /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
     let originSlots: OriginSlots
-    private let fetchReservation: Int
-    private let fetchTimeout: Duration
+    let fetchReservation: Int
+    let fetchTimeout: Duration
     let policy: FreshnessPolicy
-    private let maxPromisedLifetime: Duration
+    let maxPromisedLifetime: Duration
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
-    let variantFlights = Flights<Variant>()
-    let sourceFlights = Flights<Original>()
+    /// One job per variant at a time, however many requests ask for it.
+    let variantJobs = CoalescedWork<Variant>()
+    /// One fetch per source at a time (keyed by the source's original key).
+    let sourceFetches = CoalescedWork<Original>()
     /// One revalidation per source at a time (keyed by the source's original key).
-    let revalidations = Flights<Revalidation>()
+    let revalidations = CoalescedWork<Revalidation>()
     /// Miss-path counters only: a hit counts inside the cache's own lock, or, served from a
     /// variant the host kept, with one atomic add (`countKeptHit`).
     let counters = Mutex<
@@ -113,7 +116,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
 
     /// `prepare` runs once per stored variant (on the worker that made it), and again when a
     /// variant's promise must shrink or a stale one is served; its `Duration` is the lifetime the
-    /// prepared form may promise downstream (whole seconds, zero for a stale or unkept variant).
+    /// prepared answer may promise downstream (whole seconds, zero for a stale or unkept variant).
     /// `now` is the clock freshness and remembered failures run by (tests move it).
     public init(
         cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
@@ -148,7 +151,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         return metrics
     }
 
-    /// The hit path: a cached variant whose prepared form is still true (fresh, and promising no
+    /// The hit path: a cached variant whose prepared answer is still true (fresh, and promising no
     /// more than its original's remaining freshness), or nil — then `thumbnail` decides (renew
     /// the promise, revalidate, serve stale). Cheap, synchronous, no queue, no copy; one lock and
     /// one clock read. Inlinable so that the service's call is specialised for its image types (no
@@ -167,7 +170,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     public var clockNow: ContinuousClock.Instant { now() }
 
     /// Counts a hit the host served from a variant it kept from `cachedVariant` instead of asking
-    /// again: the variant's prepared form told it the entry is still cached (`PreparedForm.leftCache`
+    /// again: the variant's prepared answer told it the entry is still cached (`PreparedAnswer.leftCache`
     /// had not been called) and `clockNow` was before its `preparedValidUntil`. No lock. The host
     /// asks `cachedVariant` again every so often, which keeps the entry's place in the recency order.
     public func countKeptHit() { cache.countHit(.variant) }
@@ -208,269 +211,6 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         make(request, spec, key, priority: priority, allowStale: false, completion)
     }
 
-    /// The miss path: makes the variant, from a cached decoded copy or the original (fetched once
-    /// however many ask). A stale original is revalidated first — in the background while within
-    /// stale-while-revalidate, else before anything is made from it.
-    func make(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, priority: WorkerPool.Priority,
-        allowStale: Bool, _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
-    ) {
-        if !allowStale, let freshness = cachedFreshness(of: request.source), !freshness.isFresh(at: now()) {
-            guard revalidateBeforeMaking(request, spec, key, priority: priority, freshness, completion) else { return }
-        }
-        let started = Atomic<Bool>(false)
-        let leader = variantFlights.join(key) { result in
-            completion(result, started.load(ordering: .acquiring) ? .miss : .coalesced)
-        }
-        guard leader else {
-            counters.withLock { $0.coalesced += 1 }
-            return
-        }
-        started.store(true, ordering: .releasing)
-        // A second look: the previous flight may have stored it between our lookup and join.
-        if case .variant(let hit) = cache.peek(key) {
-            variantFlights.complete(key, with: .success(hit))
-            return
-        }
-        guard let ticket = workers.reserve(priority) else {
-            variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
-            return
-        }
-        let copyKey = CacheKey.decoded(request.source)
-        if case .decoded(let copy, let freshness) = cache.value(forKey: copyKey), copy.canServe(spec) {
-            // A new size of a recently decoded source: cut it from the copy, no fetch, no decode.
-            ticket.run(costing: { [renderer] _ in renderer.cutEstimate(copy, spec: spec) }) { [self] deadline in
-                store(
-                    render(\.fromCopy) { () throws(ThumbnailError) in
-                        try renderer.render(decoded: copy, spec: spec, deadline: deadline)
-                    }, key, freshness)
-            } orElse: { [self] late in
-                .failure(lateFailure(late, request.source))
-            } then: { [self] result in
-                complete(key, request.source, with: result)
-            }
-            return
-        }
-        // The original must be fetched and its origin is at its limit: wait for a fetch slot
-        // without holding a place in the pool (another origin's request could use it), then take a
-        // place again — or hear 503 then, as anyone arriving at that moment would.
-        let originalKey = CacheKey.original(request.source)
-        if cache.peek(originalKey) == nil, !sourceFlights.isInFlight(originalKey) {
-            if let slot = originSlots.tryAcquire(request.source.origin) {
-                return makeFromOriginal(request, spec, key, ticket: ticket, slot: slot)
-            }
-            ticket.release()
-            return originSlots.acquire(request.source.origin) { [self] slot in
-                guard let slot else {
-                    return variantFlights.complete(key, with: .failure(slotTimeout(request.source.origin)))
-                }
-                guard let ticket = workers.reserve(priority) else {
-                    slot.release()
-                    return variantFlights.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
-                }
-                makeFromOriginal(request, spec, key, ticket: ticket, slot: slot)
-            }
-        }
-        makeFromOriginal(request, spec, key, ticket: ticket, slot: nil)
-    }
-
-    /// No fetch slot of `origin` came free in time. When fetches waited for working memory during
-    /// that wait (some still do, or one stopped waiting since it began: a slot wait lasts the
-    /// fetch timeout), the slots were most likely held by them — the service is busy, not the
-    /// origin slow: 503, not 504.
-    private func slotTimeout(_ origin: OriginKey) -> ThumbnailError {
-        let since = now() - fetchTimeout
-        let recentRoomWait = counters.withLock { $0.lastRoomWaitEnded.map { $0 >= since } ?? false }
-        if recentRoomWait || workers.statistics.waitingForRoom > 0 {
-            counters.withLock { $0.renders.noRoomInTime += 1 }
-            return ThumbnailError(.queueFull, "no fetch slot of \(origin) in time: fetches wait for working memory")
-        }
-        return ThumbnailError(.originTimeout, "no fetch slot of \(origin) in time")
-    }
-
-    /// What a job's client hears when the pool gave the job up. Queued past `--queue-timeout`: 503,
-    /// retry shortly (its answer minutes later would help nobody). Running past `--job-timeout`:
-    /// the source is remembered as failed for `--error-ttl` and its original and decoded copy are
-    /// dropped, so one source that makes the decoder spin cannot take a worker per request.
-    private func lateFailure(_ late: WorkerPool.Late, _ source: SourceURL) -> ThumbnailError {
-        switch late {
-        case .queueTimeout:
-            counters.withLock { $0.renders.expiredInQueue += 1 }
-            return ThumbnailError(.queueFull, "waited in the queue past --queue-timeout")
-        case .jobTimeout:
-            let error = countedFailure(ThumbnailError(.processingTimeout, "ran past --job-timeout: \(source)"))
-            giveUp(on: source, error)
-            return error
-        }
-    }
-
-    /// A source whose job ran past its deadline (given up by the pool, or stopped by the image
-    /// library itself): remembered as failed, its original and decoded copy dropped.
-    private func giveUp(on source: SourceURL, _ error: ThumbnailError) {
-        failures.remember(error, of: source)
-        cache.removeValue(forKey: .original(source))
-        cache.removeValue(forKey: .decoded(source))
-    }
-
-    /// Hands a job's result to its waiters, giving up on the source first if the work itself
-    /// stopped at the deadline.
-    private func complete(
-        _ key: CacheKey, _ source: SourceURL, with result: Result<Variant, ThumbnailError>
-    ) {
-        if case .failure(let error) = result, error.code == .processingTimeout { giveUp(on: source, error) }
-        variantFlights.complete(key, with: result)
-    }
-
-    /// The miss path from the original (cached, or fetched now with `slot` or one taken later).
-    private func makeFromOriginal(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket,
-        slot: OriginSlots.Slot?
-    ) {
-        let copyKey = CacheKey.decoded(request.source)
-        original(request.source, slot: slot, priority: ticket.priority) { [self] result, wasCached in
-            switch result {
-            case .failure(let error):
-                ticket.release()
-                variantFlights.complete(key, with: .failure(error))
-            case .success(let original):
-                let bytes = original.bytes
-                let freshness = original.freshness
-                // A fetched original is outside the cache budget until its job is done: it counts
-                // against the work budget meanwhile (a cached one is in the cache's already).
-                let held = workers.charge(wasCached ? 0 : bytes.count)
-                ticket.run(costing: { [self] _ in estimate(bytes, spec, keepingCopy: wasCached) }) { [self] deadline in
-                    defer { held.end() }
-                    if let refusal = memoryRefusal(bytes, spec, keepingCopy: wasCached) {
-                        return .failure(countedFailure(refusal))
-                    }
-                    guard wasCached else {
-                        // The first size of this source: streamed, nothing else kept.
-                        return store(
-                            render(\.fromOriginal) { () throws(ThumbnailError) in
-                                try renderer.render(original: bytes, spec: spec, deadline: deadline)
-                            }, key, freshness)
-                    }
-                    // Asked for before: this is a further size, so a reusable copy will pay.
-                    let made = Result { () throws(ThumbnailError) in
-                        try renderer.renderKeepingCopy(original: bytes, spec: spec, deadline: deadline)
-                    }
-                    if case .success(let (_, copy?)) = made {
-                        variantFlights.storeUnlessStale(key) { keep(copy, freshness, forKey: copyKey) }
-                    }
-                    let counter: WritableKeyPath<PipelineMetrics.Renders, Int> =
-                        (try? made.get().copy) != nil ? \.copiesMade : \.fromOriginal
-                    return store(render(counter) { () throws(ThumbnailError) in try made.get().image }, key, freshness)
-                } orElse: { [self] late in
-                    held.end()
-                    return .failure(lateFailure(late, request.source))
-                } then: { [self] result in
-                    complete(key, request.source, with: result)
-                }
-            }
-        }
-    }
-
-    /// A job's decode memory, from the header (`DecodeMemory`): what the work budget charges it.
-    /// An unreadable header costs nothing (the job fails at once); an estimate over the whole
-    /// budget neither (the job is refused at once, `memoryRefusal`).
-    private func estimate(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
-        guard let info = try? renderer.inspect(bytes) else { return 0 }
-        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
-        return estimate > workers.workBudget ? 0 : estimate
-    }
-
-    private func jobEstimate(_ info: SourceInfo, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
-        let first = renderer.estimate(info, spec: spec)
-        guard keepingCopy else { return first }
-        // A later size decodes the reusable copy and cuts from it, or streams as a first size does.
-        let box = ThumbnailRenderer<Imaging>.copyBox(for: info)
-        return max(first, renderer.copyEstimate(info) + box.width * box.height * max(1, info.bands))
-    }
-
-    /// `tooMuchMemory` when the job's estimate alone is over the work budget: refused before any
-    /// decode (waiting could never make it fit).
-    private func memoryRefusal(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> ThumbnailError? {
-        guard workers.workBudget < .max, let info = try? renderer.inspect(bytes) else { return nil }
-        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
-        guard estimate > workers.workBudget else { return nil }
-        return ThumbnailError(
-            .tooMuchMemory, "decode estimate \(estimate) bytes is over the \(workers.workBudget)-byte work budget")
-    }
-
-    private func countedFailure(_ error: ThumbnailError) -> ThumbnailError {
-        counters.withLock { $0.renders.failed[error.code, default: 0] += 1 }
-        return error
-    }
-
-    /// Runs one render and counts it under `counter`, or its failure by code.
-    private func render(
-        _ counter: WritableKeyPath<PipelineMetrics.Renders, Int>, _ body: () throws(ThumbnailError) -> EncodedImage
-    ) -> Result<EncodedImage, ThumbnailError> {
-        let result = Result(catching: body)
-        counters.withLock { counters in
-            switch result {
-            case .success: counters.renders[keyPath: counter] += 1
-            case .failure(let error): counters.renders.failed[error.code, default: 0] += 1
-            }
-        }
-        return result
-    }
-
-    /// Caches a made thumbnail under its variant key, with the host's prepared form (unless its
-    /// original is not to be kept).
-    private func store(
-        _ result: Result<EncodedImage, ThumbnailError>, _ key: CacheKey, _ freshness: SourceFreshness
-    ) -> Result<Variant, ThumbnailError> {
-        result.map { image in
-            let variant = variant(image, Variant.fingerprint(of: image.bytes), freshness, at: now())
-            if freshness.isStorable {
-                variantFlights.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
-            }
-            return variant
-        }
-    }
-
-    /// A variant with its prepared form, promising downstream caches at most the original's
-    /// remaining freshness: 7/8 of it (capped by `maxPromisedLifetime`, in whole seconds), so the
-    /// prepared form stays true — and hits serve it untouched — for the last eighth at least, and
-    /// is prepared again about log(remaining)/log(8/7) times per lifetime rather than per hit.
-    func variant(
-        _ image: EncodedImage, _ fingerprint: UInt64, _ freshness: SourceFreshness, at now: ContinuousClock.Instant
-    ) -> Variant {
-        let freshUntil = freshness.freshUntil
-        let remaining = freshUntil - now
-        var promise = Duration.zero
-        if freshness.isStorable && remaining > .zero {
-            promise = .seconds(min(maxPromisedLifetime, remaining - remaining / 8).components.seconds)
-        }
-        return Variant(
-            image: image, fingerprint: fingerprint, prepared: prepare(image, fingerprint, promise),
-            freshness: freshness, preparedValidUntil: freshness.isStorable ? freshUntil - promise : now)
-    }
-
-    /// A fresh variant whose promise no longer holds: prepared again with a shorter one, and put in
-    /// place of the old one in the cache (keeping its place in the LRU).
-    func renewPromise(_ cached: Variant, _ key: CacheKey, at now: ContinuousClock.Instant) -> Variant {
-        let renewed = variant(cached.image, cached.fingerprint, cached.freshness, at: now)
-        cache.replaceValue(.variant(renewed), forKey: key) { current in
-            guard case .variant(let current) = current else { return false }
-            return current.freshness === cached.freshness && current.fingerprint == cached.fingerprint
-        }
-        return renewed
-    }
-
-    /// Keeps a decoded copy unless the cache already has a larger one of the same source (or the
-    /// source is not to be kept).
-    private func keep(_ copy: DecodedSource<Imaging.Decoded>, _ freshness: SourceFreshness, forKey key: CacheKey) {
-        guard freshness.isStorable else { return }
-        if case .decoded(let existing, _) = cache.peek(key),
-            existing.width * existing.height >= copy.width * copy.height
-        {
-            return
-        }
-        cache.insert(.decoded(copy, freshness), forKey: key)
-    }
-
     /// Prefetch: admits the work now (or throws `queueFull`), then loads the original — and the
     /// variant when the request has a spec — at background priority.
     public func prefetch(_ request: ThumbnailRequest) throws(ThumbnailError) {
@@ -491,121 +231,22 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         // A remembered failure: nothing to do until it expires.
         if failures.failure(of: request.source) != nil { return }
         guard let ticket = workers.reserve(.background) else { throw ThumbnailError(.queueFull, "queue full") }
-        original(request.source, slot: nil, priority: .background) { _, _ in ticket.release() }
+        loadOriginal(request.source, slot: nil, priority: .background) { _, _ in ticket.release() }
     }
 
     /// Removes the source's original, decoded copy and every variant, and keeps work already in
-    /// flight for it from putting any of them back (it still answers its own waiters).
+    /// progress for it from putting any of them back (it still answers its own waiters).
     @discardableResult
     public func purge(_ source: SourceURL) -> CacheRemoval {
         failures.forget(source)
-        // Lock order, here and in `replace`: revalidations, variant flights, source flights, cache.
+        // Lock order, here and in `replace` (+Storing): revalidations, variant jobs, source fetches, cache.
         return revalidations.markStale(source: source) {
-            variantFlights.markStale(source: source) {
-                sourceFlights.markStale(source: source) { cache.removeAll(of: source) }
+            variantJobs.markStale(source: source) {
+                sourceFetches.markStale(source: source) { cache.removeAll(of: source) }
             }
         }
     }
 
     /// Lets the workers finish what is queued, then end; new work is refused.
     public func stop() { workers.stop() }
-
-    /// The source's bytes: from the cache (`wasCached`), or fetched once however many ask at the
-    /// same time (with `slot`, a fetch slot of its origin the caller took; given back when unused).
-    private func original(
-        _ source: SourceURL, slot: OriginSlots.Slot?, priority: WorkerPool.Priority,
-        completion: @escaping @Sendable (_ result: Result<Original, ThumbnailError>, _ wasCached: Bool) -> Void
-    ) {
-        let key = CacheKey.original(source)
-        if case .original(let bytes, let freshness) = cache.value(forKey: key) {
-            slot?.release()
-            completion(.success(Original(bytes: bytes, freshness: freshness)), true)
-            return
-        }
-        guard sourceFlights.join(key, { completion($0, false) }) else {
-            slot?.release()
-            return
-        }
-        counters.withLock { $0.fetches.started += 1 }
-        fetchWithinOriginLimit(source, revalidating: nil, slot: slot, priority: priority) { [self] answer in
-            let result = answer.flatMap { answer -> Result<Original, ThumbnailError> in
-                switch answer {
-                case .modified(let bytes, let directives):
-                    .success(Original(bytes: bytes, freshness: policy.freshness(directives, at: now())))
-                case .notModified:
-                    .failure(ThumbnailError(.originFailed, "not modified, to an unconditional fetch of \(source)"))
-                }
-            }
-            counters.withLock { counters in
-                switch result {
-                case .success(let original):
-                    counters.fetches.succeeded += 1
-                    counters.fetches.bytes += original.bytes.count
-                case .failure(let error):
-                    counters.fetches.failed[error.code, default: 0] += 1
-                }
-            }
-            switch result {
-            case .success: failures.forget(source)
-            case .failure(let error): failures.remember(error, of: source)
-            }
-            if case .success(let original) = result, original.freshness.isStorable {
-                sourceFlights.storeUnlessStale(key) {
-                    cache.insert(.original(original.bytes, original.freshness), forKey: key)
-                }
-            }
-            sourceFlights.complete(key, with: result)
-        }
-    }
-
-    /// Fetches `source` holding a fetch slot of its origin (`slot` when the caller took one, else
-    /// one taken now or waited for) and a charge of the work budget: the fetch starts once the
-    /// budget has room, charged `fetchReservation` until it reports its size, then by that. It gets
-    /// what is left of the slot's deadline, so waiting and fetching stay within the fetch timeout.
-    /// The slot is given back before `completion` runs (whoever hears "done" can use it), the
-    /// charge after it (by then the original's waiters have charged what they keep of it).
-    func fetchWithinOriginLimit(
-        _ source: SourceURL, revalidating validators: SourceValidators?, slot: OriginSlots.Slot?,
-        priority: WorkerPool.Priority, completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
-    ) {
-        let start: @Sendable (OriginSlots.Slot) -> Void = { [self] slot in
-            let askedForRoom = now()
-            workers.whenRoom(priority, reserving: fetchReservation) { [self] charge in
-                if charge.waited {
-                    let now = now()
-                    counters.withLock { $0.lastRoomWaitEnded = now }
-                }
-                let left = slot.deadline - now()
-                guard left > .zero else {
-                    slot.release()
-                    charge.end()
-                    // Whoever spent the deadline says what the client hears: the origin's slots
-                    // (504, as a slow origin), or our own working memory (503: we are busy).
-                    let busy = askedForRoom < slot.deadline
-                    if busy { counters.withLock { $0.renders.noRoomInTime += 1 } }
-                    return completion(
-                        .failure(
-                            busy
-                                ? ThumbnailError(.queueFull, "no working memory for the fetch within its deadline")
-                                : ThumbnailError(.originTimeout, "deadline spent waiting for \(source.origin)")))
-                }
-                let options = FetchOptions(timeLimit: left, progress: { charge.update($0) })
-                let started = ContinuousClock.now
-                fetcher.fetch(source, revalidating: validators, options: options) { [fetchDurations] answer in
-                    fetchDurations.record(
-                        nanoseconds: UInt64(max(.zero, ContinuousClock.now - started) / .nanoseconds(1)))
-                    slot.release()
-                    completion(answer)
-                    charge.end()
-                }
-            }
-        }
-        if let slot { return start(slot) }
-        originSlots.acquire(source.origin) { [self] slot in
-            guard let slot else {
-                return completion(.failure(slotTimeout(source.origin)))
-            }
-            start(slot)
-        }
-    }
 }

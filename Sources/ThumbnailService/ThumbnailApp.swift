@@ -79,7 +79,7 @@ public final class ThumbnailApp: Sendable {
             connectionLimit: configuration.server.maxConnections, idleTimeout: configuration.server.idleTimeout,
             headTimeout: configuration.server.headTimeout)
         self.server = HTTPServer(
-            configuration: serverConfiguration, quickAnswer: { routes.quickHit($0) },
+            configuration: serverConfiguration, quickAnswer: { routes.hitResponse(for: $0) },
             handler: { request, responder in routes.handle(request, responder) })
         if let address = configuration.server.metricsListen {
             // One polling thread is plenty for a scrape or two a second.

@@ -28,8 +28,9 @@ public final class VipsDecodedImage: @unchecked Sendable {
     /// shrinks such "foreign" buffers about 4× slower (measured: 1024 → 200 px in 35 ms instead of
     /// 9 ms). Not the shared image itself either: cutting from one cached image on several worker
     /// threads at once crashed under load (heap corruption in the bench's new-size mode) — which
-    /// turned out to be liborc's code allocator racing, now avoided with Orc off; cutting from
-    /// the shared image has not been measured since, so the copy stays.
+    /// turned out to be liborc's code allocator racing (0.4.33), now avoided by serialising its
+    /// compile and free calls (CVipsShims.c); cutting from the shared image has not been measured
+    /// since, so the copy stays.
     func makeImage() -> VipsImageHandle? {
         guard let view = VipsImageHandle.make({ cvips_copy(handle.pointer, $0) }),
             let copy = vips_image_copy_memory(view.pointer)

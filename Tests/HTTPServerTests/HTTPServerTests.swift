@@ -39,12 +39,12 @@ private final class Owner {
         async let response = TestHTTPClient.request(port: server.port, target: "/slow")
         let responder = try #require(await stash.responders(count: 1).first)
         // The handler returned without answering: the connection is suspended until the answer.
-        try await waitUntil("the connection is suspended") { responder.isSuspended }
+        #expect(await eventually { responder.isSuspended }, "the connection is suspended")
         answerFromAnotherThread(responder, HTTPResponse(status: 200, body: .bytes(Array("late".utf8))))
         let answer = try await response
         #expect(answer.status == 200)
         #expect(answer.text == "late")
-        try await waitUntil("the request is counted out") { server.inFlight == 0 }
+        #expect(await eventually { server.inFlight == 0 }, "the request is counted out")
     }
 
     @Test func keepAliveServesTwoRequestsOnOneSocket() async throws {
@@ -110,7 +110,7 @@ private final class Owner {
         let response = try await TestHTTPClient.request(port: server.port, target: "/z")
         #expect(response.text == "zero-copy body")
         box.withLock { $0 = nil }
-        try await waitUntil("libmicrohttpd released the body's owner") { weakOwner == nil }
+        #expect(await eventually { weakOwner == nil }, "libmicrohttpd released the body's owner")
     }
 
     @Test func parsesQueryWithDuplicatesAndPercentDecoding() async throws {
@@ -169,7 +169,7 @@ private final class Owner {
         #expect(chunked.peerClosed)
         let empty = try await TestHTTPClient.request("POST", port: server.port, target: "/e", body: [])
         #expect(empty.status == 200)
-        try await waitUntil("every request is counted out") { server.inFlight == 0 }
+        #expect(await eventually { server.inFlight == 0 }, "every request is counted out")
     }
 
     @Test func trickledHeadIsClosedAfterTheHeadTimeout() async throws {

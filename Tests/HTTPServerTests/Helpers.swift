@@ -69,8 +69,8 @@ func answerOnceShutdownBegins(_ server: HTTPServer, _ responder: HTTPResponder, 
 func waitUntil(
     _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
 ) async throws {
-    for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-    #expect(condition(), what, sourceLocation: sourceLocation)
+    let held = await eventually(within: .seconds(20)) { condition() }
+    #expect(held, what, sourceLocation: sourceLocation)
 }
 
 /// The requests a handler saw and the responders it kept, for tests to wait on and answer later.

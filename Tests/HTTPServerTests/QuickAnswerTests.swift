@@ -153,7 +153,7 @@ import Testing
         let request = Array("GET /any HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         try #require(send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count)
         // 16 MiB cannot fit the socket buffers while nothing is read.
-        try await waitUntil("the unread answer is in flight") { server.inFlight == 1 }
+        #expect(await eventually { server.inFlight == 1 }, "the unread answer is in flight")
         try await Task.sleep(for: .milliseconds(100))
         #expect(server.inFlight == 1)
         var received = 0
@@ -164,6 +164,6 @@ import Testing
             received += count
         }
         #expect(received > body.count)
-        try await waitUntil("the sent answer is counted out") { server.inFlight == 0 }
+        #expect(await eventually { server.inFlight == 0 }, "the sent answer is counted out")
     }
 }

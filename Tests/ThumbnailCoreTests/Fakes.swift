@@ -174,9 +174,9 @@ extension FreshnessPolicy {
     }
 }
 
-/// The fakes' prepared form is text; it holds its length (the same for every preparation of one
+/// The fakes' prepared answer is text; it holds its length (the same for every preparation of one
 /// variant, as the protocol asks).
-extension String: PreparedForm {
+extension String: PreparedAnswer {
     public var residentBytes: Int { utf8.count }
 }
 
@@ -200,16 +200,6 @@ extension ThumbnailPipeline {
         await withCheckedContinuation { continuation in
             thumbnail(request) { result, outcome in continuation.resume(returning: (result, outcome)) }
         }
-    }
-
-    /// Waits (bounded, generously: a loaded 2-core CI machine is slow; not a timing assertion)
-    /// until `condition` holds of the metrics.
-    func eventually(_ condition: (PipelineMetrics) -> Bool) async -> Bool {
-        for _ in 0..<12_000 {
-            if condition(metrics) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition(metrics)
     }
 }
 

@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -8,7 +9,7 @@ import Testing
 @Suite struct FreshnessTests {
     let photo = "http://origin.example/photo.jpg"
 
-    /// A pipeline on `clock` whose `prepare` records the lifetime each prepared form promises.
+    /// A pipeline on `clock` whose `prepare` records the lifetime each prepared answer promises.
     final class Rig: Sendable {
         let clock = FakeClock()
         let fetcher: FakeFetcher
@@ -43,7 +44,7 @@ import Testing
         }
     }
 
-    /// The lifetimes the prepared forms promised, in order.
+    /// The lifetimes the prepared answers promised, in order.
     final class Promises: Sendable {
         let log = Mutex<[Duration]>([])
     }
@@ -118,7 +119,7 @@ import Testing
         #expect(try await rig.get(photo).1 == .stale)
         #expect(rig.fetcher.conditionalFetches(photo).count == 1)  // one revalidation for both
         gate.open()
-        #expect(await rig.pipeline.eventually { $0.fetches.notModified == 1 })
+        #expect(await eventually(rig.pipeline.metrics) { $0.fetches.notModified == 1 })
         #expect(try await rig.get(photo).1 == .hit)
         #expect(rig.fetcher.count(photo) == 2)
         #expect(rig.pipeline.metrics.servedStale == 2)
@@ -134,7 +135,7 @@ import Testing
         async let second = rig.get(photo)
         // Both have found the stale variant (each lookup counts a hit) and the one revalidation is out.
         #expect(
-            await Self.eventually { rig.pipeline.metrics.cache[.variant].hits == 2 && rig.fetcher.count(photo) == 2 })
+            await eventually { rig.pipeline.metrics.cache[.variant].hits == 2 && rig.fetcher.count(photo) == 2 })
         gate.open()
         let outcomes = try await [first.1, second.1]
         #expect(outcomes.contains(.revalidated))
@@ -190,7 +191,7 @@ import Testing
         rig.fetcher.set(photo, .success([100, 100]))
         rig.clock.advance(.seconds(601))
         async let waiting = rig.get(photo)
-        #expect(await Self.eventually { rig.fetcher.count(photo) == 2 })
+        #expect(await eventually { rig.fetcher.count(photo) == 2 })
         let removed = rig.pipeline.purge(try SourceURL(parsing: photo))
         #expect(removed.entries == 2)  // the original and the stale variant
         gate.open()
@@ -235,13 +236,5 @@ import Testing
             maxPromise: .seconds(30))
         _ = try await capped.get(photo).0.get()
         #expect(capped.lastPromise == .seconds(30))
-    }
-
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<12_000 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -83,7 +84,7 @@ import Testing
         // When the stuck call finally returns, its thread ends (its replacement stays): no result
         // is delivered twice and the pool is back to one usable worker and nothing stuck.
         imaging.release.open()
-        #expect(await pipeline.eventually { $0.workers.stuck == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.stuck == 0 })
         #expect(pipeline.metrics.workers.usable == 1)
     }
 
@@ -106,7 +107,7 @@ import Testing
         #expect(workers.usable == 0)
         // Stuck threads that come back take jobs again while the pool is short.
         imaging.release.open()
-        #expect(await pipeline.eventually { $0.workers.stuck == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.stuck == 0 })
         #expect(pipeline.metrics.workers.usable == 2)
         let (next, _) = await pipeline.thumbnail(try request(url("fine")))
         #expect(try text(next) == "w=100,h=50")
@@ -118,7 +119,7 @@ import Testing
         let pipeline = makePipeline(imaging, fetcher, workers: 1)
         let (stopped, _) = await pipeline.thumbnail(try request(url("spin")))
         #expect((try? stopped.get()) == nil)
-        #expect(await pipeline.eventually { $0.workers.stuck == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.stuck == 0 })
         let workers = pipeline.metrics.workers
         #expect(workers.timedOut <= 1)  // the watchdog or the work itself was first
         #expect(workers.usable == 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -85,9 +86,9 @@ import Testing
         let first = try request("http://stalled.example/1.jpg")
         let second = try request("http://stalled.example/2.jpg")
         async let firstResult = pipeline.thumbnail(first)
-        #expect(await pipeline.eventually { $0.fetches.holdingOriginSlot == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.fetches.holdingOriginSlot == 1 })
         async let secondResult = pipeline.thumbnail(second)
-        #expect(await pipeline.eventually { $0.fetches.waitingForOriginSlot == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.fetches.waitingForOriginSlot == 1 })
         clock.advance(.seconds(21))
         fetcher.gate.open()
         #expect(try text(await firstResult.0) == "w=100,h=50")
@@ -117,7 +118,7 @@ import Testing
             }
             return await group.reduce(into: [ThumbnailError.Code?]()) { $0.append($1) }
         }
-        #expect(await pipeline.eventually { _ in pipeline.originSlots.load(of: stalled) == (2, 8) })
+        #expect(await eventually { pipeline.originSlots.load(of: stalled) == (2, 8) })
         #expect(fetcher.started(host: "stalled.example") == 2)
         // Only the two fetching hold a place; another origin's request is served meanwhile.
         #expect(pipeline.metrics.workers.admitted == 2)
@@ -131,7 +132,7 @@ import Testing
         #expect(results.filter { $0 == nil }.count >= 2)
         #expect(fetcher.started(host: "stalled.example") == results.filter { $0 == nil }.count)
         #expect(fetcher.mostAtOnce(host: "stalled.example") == 2)
-        #expect(await pipeline.eventually { $0.workers.admitted == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.admitted == 0 })
         #expect(pipeline.originSlots.originCount == 0)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -16,8 +17,8 @@ import Testing
             for _ in 0..<50 { group.addTask { await pipeline.thumbnail(req).1 } }
             return await group.reduce(into: [FakePipeline.Outcome]()) { $0.append($1) }
         }
-        // Everyone has joined the one flight before its fetch may finish.
-        #expect(await pipeline.eventually { $0.coalesced == 49 })
+        // Everyone has joined the one job before its fetch may finish.
+        #expect(await eventually(pipeline.metrics) { $0.coalesced == 49 })
         fetcher.gate.open()
         let all = await outcomes
         #expect(fetcher.count(photo) == 1)
@@ -31,7 +32,7 @@ import Testing
         let metrics = pipeline.metrics
         #expect(metrics.cache[.variant].hits == 1)
         #expect(metrics.cache[.variant].entries == 1 && metrics.cache[.original].entries == 1)
-        // A variant is charged its bytes, what its prepared form holds, and the entry's overhead.
+        // A variant is charged its bytes, what its prepared answer holds, and the entry's overhead.
         #expect(metrics.cache[.variant].bytes == 10 + 19 + ImageCache<FakePipeline.Entry>.perEntryOverhead)
         #expect(metrics.fetches.started == 1 && metrics.fetches.succeeded == 1 && metrics.fetches.bytes == 2)
         #expect(metrics.renders.fromOriginal == 1)
@@ -48,7 +49,7 @@ import Testing
                 group.addTask { _ = await pipeline.thumbnail(req) }
             }
         }
-        #expect(await pipeline.eventually { $0.workers.admitted == 20 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.admitted == 20 })
         fetcher.gate.open()
         await first
         #expect(fetcher.count(photo) == 1)
@@ -88,7 +89,7 @@ import Testing
         let req = try request(photo)
         async let a = pipeline.thumbnail(req)
         async let b = pipeline.thumbnail(req)
-        #expect(await pipeline.eventually { $0.coalesced == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.coalesced == 1 })
         fetcher.gate.open()
         let (ra, rb) = await (a, b)
         #expect(throws: ThumbnailError(.originFailed)) { try ra.0.get() }
@@ -188,7 +189,7 @@ import Testing
         let fetcher = FakeFetcher([photo: .success([200, 100])], gate: Gate())
         let pipeline = makePipeline(fetcher, FakeImaging())
         async let answer = pipeline.thumbnail(try request(photo))
-        #expect(await pipeline.eventually { $0.fetches.started == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.fetches.started == 1 })
         pipeline.purge(try SourceURL(parsing: photo))
         fetcher.gate.open()
         // The waiter still gets its thumbnail; the cache keeps nothing of it.
@@ -208,9 +209,7 @@ import Testing
         let tickets = (0..<3).map { _ in pool.reserve(.background)! } + (0..<3).map { _ in pool.reserve(.interactive)! }
         for (index, ticket) in tickets.enumerated() { ticket.run { order.append(index < 3 ? "bg" : "fg") } }
         gate.signal()
-        // Bounded wait for the queue to drain (not a timing assertion).
-        for _ in 0..<12_000 where pool.statistics.admitted > 0 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(pool.statistics.admitted == 0)
+        #expect(await eventually(pool.statistics) { $0.admitted == 0 })
         #expect(order.entries == ["fg", "fg", "fg", "bg", "bg", "bg"])
     }
 
@@ -225,13 +224,10 @@ import Testing
             weakPayloads.append(Weak(payload))
             pool.reserve(.interactive)!.run { withExtendedLifetime(payload) {} }
         }
-        // Bounded wait (not a timing assertion): the worker drops its local reference right after
-        // the job returns, a moment after `admitted` reaches 0.
-        for _ in 0..<6_000 where weakPayloads.contains(where: { $0.object != nil }) || pool.statistics.admitted > 0 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(pool.statistics.admitted == 0)
-        #expect(weakPayloads.allSatisfy { $0.object == nil })
+        // The worker drops its local reference right after the job returns, a moment after
+        // `admitted` reaches 0.
+        #expect(await eventually(pool.statistics) { $0.admitted == 0 })
+        #expect(await eventually { weakPayloads.allSatisfy { $0.object == nil } })
     }
 
     @Test func backgroundMayUseOnlyHalfTheQueue() {
@@ -246,7 +242,7 @@ import Testing
         let fetcher = FakeFetcher([photo: .success([100, 50])])
         let pipeline = makePipeline(fetcher, FakeImaging())
         try pipeline.prefetch(try RequestParser.parse(query: [("url", photo)], requireSpec: false))
-        #expect(await pipeline.eventually { $0.cache[.original].entries == 1 && $0.workers.admitted == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.cache[.original].entries == 1 && $0.workers.admitted == 0 })
         _ = await pipeline.thumbnail(try request(photo))
         #expect(fetcher.count(photo) == 1)
         // Prefetched means asked for before: the first size makes the reusable copy.

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -32,7 +33,7 @@ import Testing
         let pipeline = makePipeline(clock, fetcher, imaging, pool, .test())
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
-        #expect(await pipeline.eventually { $0.workers.running == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.running == 1 })
         let (late, _) = await pipeline.thumbnail(try request(second))
         guard case .failure(let error) = late else {
             Issue.record("expected a 503 for the job that waited past the timeout")
@@ -47,7 +48,7 @@ import Testing
         let (done, _) = await running
         #expect(try text(done) == "w=100,h=50")
         #expect(imaging.encodes == 1)  // the late job never ran
-        #expect(await pipeline.eventually { $0.workers.admitted == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.admitted == 0 })
     }
 
     @Test func aJobWithinTheTimeoutRuns() async throws {
@@ -58,10 +59,10 @@ import Testing
             clock, fetcher, imaging, WorkerPool(workers: 1, queueCapacity: 4, queueTimeout: .seconds(20)), .test())
         let firstRequest = try request(first)
         async let running = pipeline.thumbnail(firstRequest)
-        #expect(await pipeline.eventually { $0.workers.running == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.running == 1 })
         let secondRequest = try request(second)
         async let queued = pipeline.thumbnail(secondRequest)
-        #expect(await pipeline.eventually { $0.workers.queuedInteractive == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.queuedInteractive == 1 })
         imaging.gate.open()
         _ = await running
         let (result, _) = await queued
@@ -78,7 +79,7 @@ import Testing
         let waiting = pool.charge(8 << 20)
         let firstRequest = try request(first)
         async let done = pipeline.thumbnail(firstRequest)
-        #expect(await pipeline.eventually { $0.workers.waitingForRoom == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.waitingForRoom == 1 })
         clock.advance(.seconds(21))
         waiting.end()
         let (result, _) = await done
@@ -102,10 +103,10 @@ import Testing
         // the slot. Both deadlines pass; then memory frees.
         let firstRequest = try request(first)
         async let holder = pipeline.thumbnail(firstRequest)
-        #expect(await pipeline.eventually { $0.workers.waitingForRoom == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.waitingForRoom == 1 })
         let secondRequest = try request(second)
         async let behind = pipeline.thumbnail(secondRequest)
-        #expect(await pipeline.eventually { $0.fetches.waitingForOriginSlot == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.fetches.waitingForOriginSlot == 1 })
         clock.advance(.seconds(21))
         waiting.end()
         for (result, _) in [await holder, await behind] {

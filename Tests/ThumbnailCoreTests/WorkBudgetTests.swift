@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ThumbnailCore
@@ -9,13 +10,39 @@ import Testing
 @Suite struct WorkBudgetTests {
     let photo = "http://origin.example/photo.jpg"
 
-    /// Bounded wait for a condition of the pool (not a timing assertion).
-    func eventually(_ pool: WorkerPool, _ condition: (WorkerPool.Statistics) -> Bool) async -> Bool {
-        for _ in 0..<12_000 {
-            if condition(pool.statistics) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
+    /// The budget's own rules, without threads: a sized job starts when it fits or when no other
+    /// sized job runs (so outside charges alone never starve every job).
+    @Test func aSizedJobStartsWhenItFitsOrRunsAlone() {
+        var budget = WorkBudget(limit: 100)
+        budget.adjust(by: 70)  // an original waiting for its job
+        #expect(budget.mayStart(costing: 500))  // nothing sized runs: it may start, alone
+        budget.startJob(costing: 20)
+        #expect(budget.inUse == 90 && budget.runningJobs == 1)
+        #expect(budget.mayStart(costing: 10))
+        #expect(!budget.mayStart(costing: 11))
+        budget.endJob(costing: 20)
+        #expect(budget.inUse == 70 && budget.runningJobs == 0)
+    }
+
+    /// A fetch that fits still waits behind fetches already waiting; room goes to interactive
+    /// fetches first, each charged its reservation as it is taken out.
+    @Test func waitingFetchesKeepTheirOrder() {
+        var budget = WorkBudget(limit: 100)
+        let none: @Sendable (WorkerPool.Charge) -> Void = { _ in }
+        let asked = [(80, .interactive), (60, .background), (20, .background), (30, .interactive)].map {
+            (bytes: Int, priority: WorkerPool.Priority) in
+            budget.chargeOrWait(.init(bytes: bytes, start: none), priority)
         }
-        return condition(pool.statistics)
+        // The first is charged at once; 20 would fit beside 80, but others wait before it.
+        #expect(asked == [true, false, false, false])
+        #expect(budget.waitingCount == 3 && budget.inUse == 80)
+        budget.adjust(by: -80)
+        let first = budget.takeWaitersThatFit().map(\.bytes)
+        #expect(first == [30, 60])  // 30 + 60 fit; 20 more would not
+        #expect(budget.inUse == 90 && budget.waitingCount == 1)
+        budget.adjust(by: -90)
+        let second = budget.takeWaitersThatFit().map(\.bytes)
+        #expect(second == [20])
     }
 
     @Test func aJobWaitsInTheQueueUntilItsEstimateFits() async throws {
@@ -26,17 +53,17 @@ import Testing
             gate.wait()
         } then: {
         }
-        #expect(await eventually(pool) { $0.runningCharged == 1 && $0.workInUse == 80 })
+        #expect(await eventually(pool.statistics) { $0.runningCharged == 1 && $0.workInUse == 80 })
         pool.reserve(.interactive)!.run(costing: { 50 }) {
             order.append("B")
         } then: {
         }
         // B was sized by the idle worker and put back: 80 + 50 is over 100.
-        #expect(await eventually(pool) { $0.queuedInteractive == 1 && $0.running == 1 })
+        #expect(await eventually(pool.statistics) { $0.queuedInteractive == 1 && $0.running == 1 })
         #expect(order.entries.isEmpty)
         #expect(pool.statistics.workInUse == 80)
         gate.signal()
-        #expect(await eventually(pool) { $0.admitted == 0 })
+        #expect(await eventually(pool.statistics) { $0.admitted == 0 })
         #expect(order.entries == ["B"])
         #expect(pool.statistics.workInUse == 0)
         #expect(pool.statistics.workBudget == 100)
@@ -51,20 +78,20 @@ import Testing
             gate.wait()
         } then: {
         }
-        #expect(await eventually(pool) { $0.runningCharged == 1 && $0.workInUse == 90 })
+        #expect(await eventually(pool.statistics) { $0.runningCharged == 1 && $0.workInUse == 90 })
         pool.reserve(.interactive)!.run(costing: { 20 }) {
             order.append("B")
         } then: {
         }
-        #expect(await eventually(pool) { $0.queuedInteractive == 1 })
+        #expect(await eventually(pool.statistics) { $0.queuedInteractive == 1 })
         #expect(order.entries.isEmpty)
         original.update(70)
         #expect(pool.statistics.workInUse == 100)
         original.end()
         original.update(999)  // ended: ignored
-        #expect(await eventually(pool) { $0.queuedInteractive == 0 && order.entries == ["B"] })
+        #expect(await eventually(pool.statistics) { $0.queuedInteractive == 0 && order.entries == ["B"] })
         gate.signal()
-        #expect(await eventually(pool) { $0.admitted == 0 && $0.workInUse == 0 })
+        #expect(await eventually(pool.statistics) { $0.admitted == 0 && $0.workInUse == 0 })
     }
 
     @Test func backgroundWorkYieldsToInteractiveWorkWaitingForMemory() async throws {
@@ -75,12 +102,12 @@ import Testing
             gate.wait()
         } then: {
         }
-        #expect(await eventually(pool) { $0.runningCharged == 1 })
+        #expect(await eventually(pool.statistics) { $0.runningCharged == 1 })
         pool.reserve(.interactive)!.run(costing: { 50 }) {
             order.append("interactive")
         } then: {
         }
-        #expect(await eventually(pool) { $0.queuedInteractive == 1 })
+        #expect(await eventually(pool.statistics) { $0.queuedInteractive == 1 })
         // Would fit (80 + 10), but an interactive job is waiting for memory: it goes first.
         pool.reserve(.background)!.run(costing: { 10 }) {
             order.append("background")
@@ -90,7 +117,7 @@ import Testing
         #expect(order.entries.isEmpty)
         gate.signal()
         // Both run now (two workers: which one finishes first is theirs to decide).
-        #expect(await eventually(pool) { $0.admitted == 0 })
+        #expect(await eventually(pool.statistics) { $0.admitted == 0 })
         #expect(order.entries.sorted() == ["background", "interactive"])
     }
 
@@ -103,7 +130,7 @@ import Testing
             ran.append("job")
         } then: {
         }
-        #expect(await eventually(pool) { $0.admitted == 0 })
+        #expect(await eventually(pool.statistics) { $0.admitted == 0 })
         #expect(ran.entries == ["job"])
         held.end()
     }
@@ -136,12 +163,12 @@ import Testing
         ) { image, _, _ in String(decoding: image.bytes.array, as: UTF8.self) }
         let req = try request(photo)
         async let done = pipeline.thumbnail(req)
-        #expect(await pipeline.eventually { $0.workers.workInUse == 700_000 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.workInUse == 700_000 })
         #expect(pipeline.metrics.workers.workBudget == 64 << 20)
         fetcher.gate.open()
         let (result, _) = await done
         #expect(try text(result) == "w=100,h=50")
-        #expect(await pipeline.eventually { $0.workers.workInUse == 0 && $0.workers.admitted == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.workInUse == 0 && $0.workers.admitted == 0 })
     }
 
     @Test func aFetchStartsOnlyWhenTheBudgetHasRoom() async throws {
@@ -155,13 +182,13 @@ import Testing
         let waiting = pool.charge(8 << 20)
         let req = try request(photo)
         async let done = pipeline.thumbnail(req)
-        #expect(await pipeline.eventually { $0.workers.waitingForRoom == 1 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.waitingForRoom == 1 })
         #expect(fetcher.total == 0)
         waiting.update(7 << 20)  // room again: the fetch starts, charged its reservation
         let (result, _) = await done
         #expect(try text(result) == "w=100,h=50")
         #expect(fetcher.total == 1)
-        #expect(await pipeline.eventually { $0.workers.workInUse == 7 << 20 && $0.workers.admitted == 0 })
+        #expect(await eventually(pipeline.metrics) { $0.workers.workInUse == 7 << 20 && $0.workers.admitted == 0 })
         waiting.end()
     }
 

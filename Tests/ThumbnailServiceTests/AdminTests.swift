@@ -65,7 +65,7 @@ import Testing
         try expectProblem(try await h.get("/cache?url=\(source)", Self.auth), 405)
     }
 
-    /// Hits after the first are served from the responses the memo kept, without the cache's
+    /// Hits after the first are served from the responses `ParsedTargets` kept, without the cache's
     /// lookup; they are still counted as variant hits, and a purge ends them at once.
     @Test func keptHitsAreCountedAndEndWithAPurge() async throws {
         let photo = Fixtures.jpeg(width: 640, height: 480)

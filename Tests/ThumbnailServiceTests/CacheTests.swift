@@ -42,8 +42,8 @@ import ThumbnailCore
         let gate = TestGate()
         let h = try Harness(routes: ["/p.jpg": .gated(gate, .ok(Self.photo))])
         async let results = TestHTTPClient.concurrent(50, port: h.port, target: h.thumb("/p.jpg", "w=150"))
-        // The origin answers only once all fifty have joined the one flight.
-        #expect(await Harness.eventually { h.app.pipeline.metrics.coalesced == 49 })
+        // The origin answers only once all fifty have joined the one job.
+        #expect(await eventually { h.app.pipeline.metrics.coalesced == 49 })
         gate.open()
         let responses = try await results.map { try $0.get() }
         #expect(responses.allSatisfy { $0.status == 200 })
@@ -65,7 +65,7 @@ import ThumbnailCore
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         // All ten are admitted (each waits on the one fetch) before the origin answers.
-        #expect(await Harness.eventually { h.app.pipeline.metrics.workers.admitted == 10 })
+        #expect(await eventually { h.app.pipeline.metrics.workers.admitted == 10 })
         gate.open()
         #expect(try await statuses == Array(repeating: 200, count: 10))
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
@@ -87,7 +87,7 @@ import ThumbnailCore
         let h = try Harness(routes: ["/p.jpg": .ok(Self.photo), "/q.jpg": .ok(Self.photo)])
         let accepted = try await h.get("/prefetch?url=\(Harness.encode(h.origin.url("/p.jpg")))&w=160", method: "POST")
         #expect(accepted.status == 202)
-        let arrived = await Harness.eventually {
+        let arrived = await eventually {
             (try? await h.get(h.thumb("/p.jpg", "w=160"), [("Cache-Control", "only-if-cached")]).status) == 200
         }
         #expect(arrived)
@@ -95,7 +95,7 @@ import ThumbnailCore
         let original = try await h.get("/prefetch?url=\(Harness.encode(h.origin.url("/q.jpg")))", method: "POST")
         #expect(original.status == 202)
         #expect(
-            await Harness.eventually {
+            await eventually {
                 h.origin.requestCount(path: "/q.jpg") == 1 && h.app.pipeline.metrics.workers.admitted == 0
             })
         let thumb = try await h.get(h.thumb("/q.jpg", "w=90"))
@@ -119,7 +119,7 @@ import ThumbnailCore
         }
         #expect(try await h.get(h.thumb("/warm.jpg")).status == 200)
         async let slow = h.get(h.thumb("/slow.jpg"))
-        #expect(await Harness.eventually { h.app.pipeline.metrics.workers.admitted == 1 })
+        #expect(await eventually { h.app.pipeline.metrics.workers.admitted == 1 })
         let refused = try await h.get(h.thumb("/other.jpg"))
         try expectProblem(refused, 503)
         #expect(refused.header("retry-after") == "2")

@@ -69,22 +69,6 @@ final class Harness: Sendable {
     static func encode(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
-
-    /// Polls `condition` every 20 ms, `limit / 20 ms` times at most (generous: a loaded 2-core CI
-    /// machine can take seconds to deliver fifty connections); returns whether it came true. The
-    /// bound counts this task's turns, not time from the call: what the condition waits for is
-    /// often a task the test started just before (an `async let` request), which needs a
-    /// cooperative-pool thread first, and under a sanitizer other tests can keep every one of them
-    /// busy for longer than `limit`. While they do, this task gets no turn either.
-    static func eventually(within limit: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows
-        -> Bool
-    {
-        for _ in 0..<Int(limit / .milliseconds(20)) {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
 }
 
 extension TestHTTPResponse {

@@ -21,10 +21,10 @@ import Testing
         let port = app.port
         let target = "/thumb?url=\(Harness.encode(origin.url("/slow.jpg")))&w=100"
         async let inFlight = TestHTTPClient.request(port: port, target: target)
-        #expect(await Harness.eventually { origin.totalRequests == 1 })
+        #expect(await eventually { origin.totalRequests == 1 })
         let stopped = Thread.detachedShutdown(app)
         // Stopping has begun: now let the in-flight request finish inside the grace period.
-        #expect(await Harness.eventually { app.isStopping })
+        #expect(await eventually { app.isStopping })
         gate.open()
         let response = try await inFlight
         #expect(response.status == 200)
@@ -50,7 +50,7 @@ import Testing
         try app.start()
         async let waiting = TestHTTPClient.request(
             port: app.port, target: "/thumb?url=\(Harness.encode(origin.url("/hang")))&w=10")
-        #expect(await Harness.eventually { origin.totalRequests == 1 })
+        #expect(await eventually { origin.totalRequests == 1 })
         await Thread.detachedShutdown(app).value
         let response = try await waiting
         try expectProblem(response, 503)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 @testable import ThumbnailService
 
@@ -28,7 +29,7 @@ final class LogCapture: Sendable {
     /// lines are recorded just after the response goes out, so a test that has its answer polls.
     func line(in log: RequestLog, where match: (String) -> Bool) async -> String? {
         var found: String?
-        _ = await Harness.eventually(within: .seconds(30)) {
+        _ = await eventually(within: .seconds(30)) {
             log.flush()
             found = lines.first(where: match)
             return found != nil

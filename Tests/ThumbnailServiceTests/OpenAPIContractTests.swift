@@ -113,7 +113,7 @@ import ThumbnailCore
 
         // The busy instance: one worker, no queue, one request holding it.
         async let holding = busy.get(busy.thumb("/hang"))
-        #expect(await Harness.eventually { busy.app.pipeline.metrics.workers.admitted == 1 })
+        #expect(await eventually { busy.app.pipeline.metrics.workers.admitted == 1 })
         record("/thumb", "GET", try await busy.get(busy.thumb("/other")))
         record("/thumb", "HEAD", try await busy.get(busy.thumb("/other2"), method: "HEAD"))
         record(

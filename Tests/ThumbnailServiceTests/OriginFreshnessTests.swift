@@ -51,7 +51,7 @@ import Testing
         #expect(h.app.pipeline.metrics.renders.thumbnails == renders)
     }
 
-    /// Hits served from the memo's kept responses (every hit after the first) still end when
+    /// Hits served from the responses `ParsedTargets` kept (every hit after the first) still end when
     /// their promise would outlive the original's freshness, and when the original goes stale.
     @Test func keptHitsEndWithTheirPromise() async throws {
         let h = try Self.harness(.cacheable(Self.photo, etag: "\"v1\"", cacheControl: "max-age=120"))

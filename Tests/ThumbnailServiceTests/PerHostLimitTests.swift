@@ -25,12 +25,12 @@ import ThumbnailCore
             return try await group.reduce(into: [TestHTTPResponse]()) { $0.append($1) }
         }
         #expect(
-            await Harness.eventually {
+            await eventually {
                 let fetches = h.app.pipeline.metrics.fetches
                 return (fetches.holdingOriginSlot, fetches.waitingForOriginSlot, fetches.busyOrigins) == (8, 32, 1)
             })
         // Holding a slot is not yet being at the origin: curl may still be connecting.
-        #expect(await Harness.eventually { (0..<40).reduce(0) { $0 + stalled.requestCount(path: "/\($1).jpg") } == 8 })
+        #expect(await eventually { (0..<40).reduce(0) { $0 + stalled.requestCount(path: "/\($1).jpg") } == 8 })
         #expect(h.app.pipeline.metrics.workers.admitted == 8)
         // Another origin while the first is stalled: answered, not 503, not waiting for the gate.
         let fast = try await h.get(h.thumb("/fast.jpg"))
@@ -42,6 +42,6 @@ import ThumbnailCore
         // places are taken at that moment — never reset, never 500.
         #expect(answers.allSatisfy { $0.status == 200 || ($0.status == 503 && $0.header("retry-after") != nil) })
         #expect(answers.filter { $0.status == 200 }.count >= 8)
-        #expect(await Harness.eventually { h.app.pipeline.metrics.fetches.busyOrigins == 0 })
+        #expect(await eventually { h.app.pipeline.metrics.fetches.busyOrigins == 0 })
     }
 }

@@ -99,7 +99,7 @@ import Testing
         #expect(try await TestHTTPClient.request(port: port, target: thumb).status == 200)
 
         thumbd.process.terminate()  // SIGTERM
-        let turned = await Harness.eventually(within: .seconds(30)) {
+        let turned = await eventually(within: .seconds(30)) {
             (try? await TestHTTPClient.request(port: port, target: "/readyz").status) == 503
         }
         #expect(turned)
@@ -190,7 +190,7 @@ final class RunningThumbd: Sendable {
     /// The port from the `start` event ("… listening on 127.0.0.1:PORT"), waited for (bounded).
     func port() async throws -> Int {
         var port = 0
-        _ = await Harness.eventually(within: .seconds(60)) {
+        _ = await eventually(within: .seconds(60)) {
             let tail = log.components(separatedBy: "listening on 127.0.0.1:")
             guard tail.count > 1 else { return finished.load(ordering: .acquiring) }
             port = Int(tail[1].prefix { $0.isNumber }) ?? 0
@@ -205,7 +205,7 @@ final class RunningThumbd: Sendable {
             process.waitUntilExit()
             return process.terminationStatus
         }
-        _ = await Harness.eventually(within: .seconds(30)) { finished.load(ordering: .acquiring) }
+        _ = await eventually(within: .seconds(30)) { finished.load(ordering: .acquiring) }
         return process.terminationReason == .exit ? status : nil
     }
 }

@@ -118,7 +118,7 @@ import Testing
         }
         log.record(Self.entry(error: nil))
         // The writer thread has taken that line and is stuck writing it.
-        #expect(await Harness.eventually(within: .seconds(30)) { blocked.load(ordering: .acquiring) })
+        #expect(await eventually(within: .seconds(30)) { blocked.load(ordering: .acquiring) })
         let recorded = 100_000  // about 9 MiB of lines
         for _ in 0..<recorded { log.record(Self.entry(error: nil)) }
         gate.open()

@@ -4,7 +4,7 @@ public protocol CacheCosted: Sendable {
     var payloadBytes: Int { get }
     /// Called once when the entry holding this value leaves the cache (evicted, removed, purged,
     /// replaced), under the cache's lock: setting a flag, nothing more. What the host serves from
-    /// outside the cache (`PreparedForm`) learns here that it must not be served any longer.
+    /// outside the cache (`PreparedAnswer`) learns here that it must not be served any longer.
     func leftCache()
 }
 

@@ -1,10 +1,10 @@
 /// What the pipeline keeps under a `CacheKey`. `Decoded` is the image library's opaque decoded
 /// copy (Core never looks inside it); `Prepared` is whatever the host makes from a variant once,
 /// when it is stored (the HTTP layer's ready-made hit responses), so it lives and dies with the
-/// entry, is never kept past eviction, and is charged with it (`PreparedForm`). Every entry
+/// entry, is never kept past eviction, and is charged with it (`PreparedAnswer`). Every entry
 /// carries the freshness of the original it is (or was made from), shared by reference, so
 /// renewing the original renews them all.
-public enum CacheEntry<Decoded: Sendable, Prepared: PreparedForm>: CacheCosted {
+public enum CacheEntry<Decoded: Sendable, Prepared: PreparedAnswer>: CacheCosted {
     case original(ImageBytes, SourceFreshness)
     case decoded(DecodedSource<Decoded>, SourceFreshness)
     case variant(CachedVariant<Prepared>)
@@ -13,7 +13,7 @@ public enum CacheEntry<Decoded: Sendable, Prepared: PreparedForm>: CacheCosted {
         switch self {
         case .original(let bytes, _): bytes.count
         case .decoded(let decoded, _): decoded.byteCount
-        // The prepared form shares the bytes; what it holds besides them is charged too.
+        // The prepared answer shares the bytes; what it holds besides them is charged too.
         case .variant(let variant): variant.image.bytes.count + variant.prepared.residentBytes
         }
     }
@@ -26,11 +26,11 @@ public enum CacheEntry<Decoded: Sendable, Prepared: PreparedForm>: CacheCosted {
 /// An encoded thumbnail as cached: the image, a fingerprint of its bytes, the host's prepared
 /// form of it, and the freshness of the original it was made from.
 ///
-/// The prepared form promises downstream caches a lifetime (`Cache-Control: max-age` in the
+/// The prepared answer promises downstream caches a lifetime (`Cache-Control: max-age` in the
 /// service) fixed when it was prepared; `preparedValidUntil` is the last instant at which that
 /// promise still ends before the original goes stale. Until then a hit serves it as is (one clock
 /// read, no lock, no allocation); after it the pipeline prepares it again with a shorter promise.
-public struct CachedVariant<Prepared: PreparedForm>: Sendable {
+public struct CachedVariant<Prepared: PreparedAnswer>: Sendable {
     public let image: EncodedImage
     /// 64-bit FNV-1a of the bytes: identical bytes, identical fingerprint, on every instance.
     public let fingerprint: UInt64

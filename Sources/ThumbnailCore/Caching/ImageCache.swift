@@ -22,7 +22,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     /// What an entry holds besides its value's payload: its node, its key (a box with the parsed
     /// source URL's strings) and its slots in the two indexes. Measured for variant keys: about
     /// 670 B each over 40,000 entries (RSS growth / count); rounded up for the payload's owner
-    /// object. A host's prepared form is charged by the value itself (`PreparedForm`).
+    /// object. A host's prepared answer is charged by the value itself (`PreparedAnswer`).
     public static var perEntryOverhead: Int { 768 }
     public static var maxEntryFraction: Int { 8 }
     /// Share of the budget the protected segment may hold (Caffeine's default is 80 %).
@@ -37,7 +37,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     /// An entry: the bookkeeping node (not generic, see `CacheNode`) with the value.
     private final class Node: CacheNode, @unchecked Sendable {
-        // Replaced in place (same cost) when a variant's prepared form is renewed.
+        // Replaced in place (same cost) when a variant's prepared answer is renewed.
         var value: Value
 
         init(key: CacheKey, value: Value, cost: Int) {

@@ -1,3 +1,5 @@
+internal import Primitives
+
 /// Durations in fixed buckets, for several label series at once (one histogram per series, the
 /// same bounds): recording is a short scan of the bounds and two relaxed atomic adds (the bucket
 /// and the sum), no lock, no allocation. Buckets are kept per bucket, not cumulative, and the
@@ -26,7 +28,7 @@ public final class DurationHistogram: Sendable {
         ]
 
     public init(bounds: [Duration], series: Int = 1) {
-        self.bounds = bounds.map { UInt64($0 / .nanoseconds(1)) }
+        self.bounds = bounds.map { UInt64(clamping: $0.nanoseconds) }
         self.series = max(1, series)
         self.cells = AtomicCounters(count: self.series * (bounds.count + 2))
     }
@@ -40,11 +42,16 @@ public final class DurationHistogram: Sendable {
         cells.add(row + bounds.count + 1, Int(truncatingIfNeeded: nanoseconds))
     }
 
+    /// Records the time from `start` to now on the monotonic clock (not an injected test clock).
+    public func record(_ series: Int = 0, since start: ContinuousClock.Instant) {
+        record(series, nanoseconds: UInt64(clamping: (ContinuousClock.now - start).nanoseconds))
+    }
+
     /// Times `body` on the monotonic clock (not an injected test clock) and records it.
     @inlinable
     public func time<T, E: Error>(_ series: Int = 0, _ body: () throws(E) -> T) throws(E) -> T {
         let start = ContinuousClock.now
-        defer { record(series, nanoseconds: UInt64((ContinuousClock.now - start) / .nanoseconds(1))) }
+        defer { record(series, since: start) }
         return try body()
     }
 

@@ -12,11 +12,11 @@ public final class RenderTimings: Sendable {
     public init() {}
 
     func recordDecode(_ format: SourceFormat, since start: ContinuousClock.Instant) {
-        decodes.record(Self.index(format), nanoseconds: Self.nanoseconds(since: start))
+        decodes.record(Self.index(format), since: start)
     }
 
     func recordEncode(_ format: OutputFormat, fromCopy: Bool, since start: ContinuousClock.Instant) {
-        encodes.record(Self.index(format) * 2 + (fromCopy ? 1 : 0), nanoseconds: Self.nanoseconds(since: start))
+        encodes.record(Self.index(format) * 2 + (fromCopy ? 1 : 0), since: start)
     }
 
     public struct Snapshot: Sendable, Equatable {
@@ -42,9 +42,5 @@ public final class RenderTimings: Sendable {
             Format.allCases.distance(from: Format.allCases.startIndex, to: $0)
         }
             ?? 0
-    }
-
-    private static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
-        UInt64(max(.zero, ContinuousClock.now - start) / .nanoseconds(1))
     }
 }

@@ -12,28 +12,7 @@ public enum RequestParser {
         query: [(name: String, value: String?)], requireSpec: Bool, policy: RequestPolicy = RequestPolicy()
     ) throws(ThumbnailError) -> ThumbnailRequest {
         var problems: [ThumbnailError.InvalidParam] = []
-        var texts: [String: String] = [:]
-        var seen: Set<String> = []
-        for (name, value) in query {
-            guard let parameter = byName[name], !parameter.onlyWhenSigned || policy.signed else {
-                problems.append(.init(name: String(name.prefix(64)), reason: "unknown parameter"))
-                continue
-            }
-            guard seen.insert(name).inserted else {
-                // Neither copy counts: if the first did, the checks that depend on it (`h` with
-                // `fit=cover`, `crop` without it) would depend on the order of the copies.
-                texts[name] = nil
-                if !problems.contains(where: { $0.name == name && $0.reason == "must not be repeated" }) {
-                    problems.append(.init(name: name, reason: "must not be repeated"))
-                }
-                continue
-            }
-            guard let value, !value.isEmpty else {
-                problems.append(.init(name: name, reason: "must not be empty"))
-                continue
-            }
-            texts[name] = value
-        }
+        let (texts, seen) = collectTexts(query, policy: policy, problems: &problems)
 
         /// The checked value of a parameter present in the query, or nil (absent or bad).
         func value(_ parameter: RequestParameter) -> Value? {
@@ -60,18 +39,7 @@ public enum RequestParser {
 
         let expires = value(.expires)?.integer
         _ = value(.signature)
-        if let width, !policy.allowedWidths.isEmpty, !policy.allowedWidths.contains(width) {
-            problems.append(
-                .init(
-                    name: "w", reason: "must be one of \(policy.allowedWidths.map(String.init).joined(separator: ", "))"
-                ))
-        }
-        if let height, !policy.allowedHeights.isEmpty, !policy.allowedHeights.contains(height) {
-            problems.append(
-                .init(
-                    name: "h",
-                    reason: "must be one of \(policy.allowedHeights.map(String.init).joined(separator: ", "))"))
-        }
+        checkAllowedSizes(width: width, height: height, policy: policy, problems: &problems)
         if policy.signed && !seen.contains("sig") { problems.append(.init(name: "sig", reason: "is required")) }
 
         let outputNames = RequestParameter.all.filter { ![.source, .never].contains($0.key) && $0 != .width }.map(
@@ -95,6 +63,56 @@ public enum RequestParser {
         }
         return ThumbnailRequest(
             source: source, spec: spec, formatIsNegotiated: formatWord == "auto", expires: expires)
+    }
+
+    /// The query's texts by name, each parameter given once and not empty; a problem for every
+    /// parameter that is unknown (or allowed only on signed URLs and these are off), repeated or
+    /// empty. `seen`: every known name given, repeated ones included.
+    private static func collectTexts(
+        _ query: [(name: String, value: String?)], policy: RequestPolicy,
+        problems: inout [ThumbnailError.InvalidParam]
+    ) -> (texts: [String: String], seen: Set<String>) {
+        var texts: [String: String] = [:]
+        var seen: Set<String> = []
+        for (name, value) in query {
+            guard let parameter = byName[name], !parameter.onlyWhenSigned || policy.signed else {
+                problems.append(.init(name: String(name.prefix(64)), reason: "unknown parameter"))
+                continue
+            }
+            guard seen.insert(name).inserted else {
+                // Neither copy counts: if the first did, the checks that depend on it (`h` with
+                // `fit=cover`, `crop` without it) would depend on the order of the copies.
+                texts[name] = nil
+                if !problems.contains(where: { $0.name == name && $0.reason == "must not be repeated" }) {
+                    problems.append(.init(name: name, reason: "must not be repeated"))
+                }
+                continue
+            }
+            guard let value, !value.isEmpty else {
+                problems.append(.init(name: name, reason: "must not be empty"))
+                continue
+            }
+            texts[name] = value
+        }
+        return (texts, seen)
+    }
+
+    /// The size policy (`--allowed-widths`, `--allowed-heights`): a problem for a size outside it.
+    private static func checkAllowedSizes(
+        width: Int?, height: Int?, policy: RequestPolicy, problems: inout [ThumbnailError.InvalidParam]
+    ) {
+        if let width, !policy.allowedWidths.isEmpty, !policy.allowedWidths.contains(width) {
+            problems.append(
+                .init(
+                    name: "w", reason: "must be one of \(policy.allowedWidths.map(String.init).joined(separator: ", "))"
+                ))
+        }
+        if let height, !policy.allowedHeights.isEmpty, !policy.allowedHeights.contains(height) {
+            problems.append(
+                .init(
+                    name: "h",
+                    reason: "must be one of \(policy.allowedHeights.map(String.init).joined(separator: ", "))"))
+        }
     }
 
     /// A checked parameter value.

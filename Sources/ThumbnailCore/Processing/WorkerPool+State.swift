@@ -15,9 +15,8 @@ extension WorkerPool {
     struct RunningJob {
         let deadline: ContinuousClock.Instant?
         let expire: @Sendable (Late) -> Void
-        /// Bytes of the work budget it holds, and whether it counts in `runningCharged`.
-        var charged = 0
-        var counted = false
+        /// Bytes of the work budget it holds as a sized job; nil when it is not one.
+        var charged: Int?
     }
 
     struct WorkerThread {
@@ -41,18 +40,14 @@ extension WorkerPool {
         case abandoned(rejoin: Bool)
     }
 
-    struct RoomWaiter {
-        let bytes: Int
-        let start: @Sendable (Charge) -> Void
-    }
-
     /// Everything the workers and the watchdog share, behind the pool's one `Monitor`. Every
     /// method assumes the lock is held.
     struct State {
         var interactive = JobQueue()
         var background = JobQueue()
-        /// Fetches waiting for room in the budget, interactive first (see `whenRoom`).
-        var roomWaiters: (interactive: [RoomWaiter], background: [RoomWaiter]) = ([], [])
+        /// The work budget: decided with the queues, under the same lock (see `WorkBudget`).
+        var budget = WorkBudget(limit: .max)
+        /// The counters; the budget's are in `budget` (see `statistics`).
         var stats = Statistics()
         var stopping = false
         var threads: [Int: WorkerThread] = [:]
@@ -91,26 +86,26 @@ extension WorkerPool {
         /// Whether the job at the head of a queue may be taken now: unsized (sizing is a header
         /// read), or its cost fits the budget beside what is charged — or no sized job runs, so
         /// waiting could only last as long as outside charges do (which may wait for this job).
-        func mayTake(_ job: Job, budget: Int) -> Bool {
+        func mayTake(_ job: Job) -> Bool {
             guard let cost = job.cost else { return true }
-            return job.size == nil || cost <= budget - stats.workInUse || stats.runningCharged == 0
+            return job.size == nil || budget.mayStart(costing: cost)
         }
 
-        func hasTakeableJob(budget: Int) -> Bool {
-            if let head = interactive.first { return mayTake(head, budget: budget) }
-            if let head = background.first { return mayTake(head, budget: budget) }
+        var hasTakeableJob: Bool {
+            if let head = interactive.first { return mayTake(head) }
+            if let head = background.first { return mayTake(head) }
             return false
         }
 
         /// Interactive jobs first, always: a background job waits while an interactive one waits
         /// for memory. Nil when there is none that may be taken.
-        mutating func nextJob(budget: Int) -> (job: Job, priority: Priority)? {
+        mutating func nextJob() -> (job: Job, priority: Priority)? {
             if let head = interactive.first {
-                guard mayTake(head, budget: budget), let job = interactive.popFirst() else { return nil }
+                guard mayTake(head), let job = interactive.popFirst() else { return nil }
                 stats.queuedInteractive -= 1
                 return (job, .interactive)
             }
-            if let head = background.first, mayTake(head, budget: budget), let job = background.popFirst() {
+            if let head = background.first, mayTake(head), let job = background.popFirst() {
                 stats.queuedBackground -= 1
                 return (job, .background)
             }
@@ -122,23 +117,19 @@ extension WorkerPool {
             stats.running += 1
             var running = RunningJob(deadline: deadline, expire: job.expire)
             if let cost = job.cost, job.size != nil {
-                stats.workInUse += cost
-                stats.runningCharged += 1
+                budget.startJob(costing: cost)
                 running.charged = cost
-                running.counted = true
             }
             threads[id]?.job = running
             version &+= 1
         }
 
         /// A job sized on thread `id`: charged and run now if it fits, else back at the head.
-        mutating func afterSizing(_ job: Job, _ priority: Priority, cost: Int, on id: Int, budget: Int) -> AfterSizing {
+        mutating func afterSizing(_ job: Job, _ priority: Priority, cost: Int, on id: Int) -> AfterSizing {
             guard threads[id]?.stuck == false else { return .abandoned(rejoin: comeBack(id)) }
-            if cost <= budget - stats.workInUse || stats.runningCharged == 0 {
-                stats.workInUse += cost
-                stats.runningCharged += 1
+            if budget.mayStart(costing: cost) {
+                budget.startJob(costing: cost)
                 threads[id]?.job?.charged = cost
-                threads[id]?.job?.counted = true
                 return .run
             }
             stats.running -= 1
@@ -171,8 +162,7 @@ extension WorkerPool {
         mutating func release(_ job: RunningJob) {
             stats.running -= 1
             stats.admitted -= 1
-            stats.workInUse -= job.charged
-            if job.counted { stats.runningCharged -= 1 }
+            if let charged = job.charged { budget.endJob(costing: charged) }
         }
 
         /// A stuck thread came back: it takes jobs again if the pool is short of usable threads
@@ -189,31 +179,14 @@ extension WorkerPool {
             return false
         }
 
-        /// Lowers nothing itself: pops the fetches waiting for room that now fit (interactive first).
-        mutating func takeRoomWaiters(budget: Int) -> [RoomWaiter] {
-            var ready: [RoomWaiter] = []
-            while true {
-                let next: RoomWaiter
-                if let head = roomWaiters.interactive.first {
-                    guard fits(head.bytes, budget: budget) else { break }
-                    next = roomWaiters.interactive.removeFirst()
-                } else if let head = roomWaiters.background.first {
-                    guard fits(head.bytes, budget: budget) else { break }
-                    next = roomWaiters.background.removeFirst()
-                } else {
-                    break
-                }
-                stats.waitingForRoom -= 1
-                stats.workInUse += next.bytes
-                ready.append(next)
-            }
-            return ready
-        }
-
-        /// Room for a fetch reserving `bytes`: it fits beside what is charged — or nothing is
-        /// charged at all, so a reservation larger than the whole budget still starts, alone.
-        func fits(_ bytes: Int, budget: Int) -> Bool {
-            stats.workInUse == 0 || bytes <= budget - stats.workInUse
+        /// The counters, the budget's included.
+        var statistics: Statistics {
+            var statistics = stats
+            statistics.workBudget = budget.limit
+            statistics.workInUse = budget.inUse
+            statistics.runningCharged = budget.runningJobs
+            statistics.waitingForRoom = budget.waitingCount
+            return statistics
         }
     }
 

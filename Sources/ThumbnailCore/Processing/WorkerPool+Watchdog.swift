@@ -17,7 +17,7 @@ extension WorkerPool {
     struct Due {
         var expired: [(expire: @Sendable (Late) -> Void, reason: Late)] = []
         var replacements: [Int] = []
-        var ready: [RoomWaiter] = []
+        var ready: [WorkBudget.Waiter] = []
     }
 
     func watchLoop() {
@@ -27,7 +27,7 @@ extension WorkerPool {
             }
             if done { return }
             if let next, next <= .now {
-                let due = state.withLock { $0.takeDue(at: .now, budget: workBudget) }
+                let due = state.withLock { $0.takeDue(at: .now) }
                 act(on: due)
                 continue
             }
@@ -65,7 +65,7 @@ extension WorkerPool.State {
 
     /// Takes out every queued job past its queue deadline and gives up every running job past its
     /// job deadline (its thread is marked stuck, and replaced while fewer than `wanted` are).
-    mutating func takeDue(at now: ContinuousClock.Instant, budget: Int) -> WorkerPool.Due {
+    mutating func takeDue(at now: ContinuousClock.Instant) -> WorkerPool.Due {
         var due = WorkerPool.Due()
         let expiredInteractive = interactive.popExpired(at: now)
         let expiredBackground = background.popExpired(at: now)
@@ -89,7 +89,7 @@ extension WorkerPool.State {
                 stats.replaced += 1
             }
         }
-        due.ready = takeRoomWaiters(budget: budget)
+        due.ready = budget.takeWaitersThatFit()
         return due
     }
 }

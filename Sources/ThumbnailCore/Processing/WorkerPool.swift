@@ -20,7 +20,9 @@ import Synchronization
 ///   gets the deadline too, so libvips can stop itself (its kill flag). A call that cannot be
 ///   stopped keeps its thread, which is abandoned and replaced so capacity comes back.
 ///
-/// The pool also keeps the working-memory budget (`--work-bytes`, `WorkerPool+Budget.swift`).
+/// The pool also keeps the working-memory budget (`--work-bytes`): a `WorkBudget` in its state,
+/// under the same lock as the queues, since a job starts only when it is next and fits
+/// (`WorkerPool+Charge.swift` for charges from outside a job).
 public final class WorkerPool: Sendable {
     public enum Priority: Sendable { case interactive, background }
 
@@ -134,7 +136,7 @@ public final class WorkerPool: Sendable {
         self.jobTimeout = jobTimeout
         self.stackSize = stackSize
         let ids = state.withLock { state in
-            state.stats.workBudget = self.workBudget
+            state.budget = WorkBudget(limit: self.workBudget)
             state.stats.workers = self.workers
             return (0..<self.workers).map { _ in state.addThread() }
         }
@@ -163,7 +165,7 @@ public final class WorkerPool: Sendable {
         return admitted ? Ticket(pool: self, priority: priority) : nil
     }
 
-    public var statistics: Statistics { state.withLock { $0.stats } }
+    public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Lets the workers finish what is queued, then end. New reservations fail.
     public func stop() {
@@ -206,9 +208,9 @@ public final class WorkerPool: Sendable {
     /// has then answered it and freed its place and memory already.
     private func workLoop(_ id: Int) {
         while true {
-            let taken = state.wait(until: { $0.hasTakeableJob(budget: workBudget) || ($0.stopping && $0.queued == 0) })
-            { state -> (Job, Priority, JobDeadline)? in
-                guard let (job, priority) = state.nextJob(budget: workBudget) else { return nil }
+            let taken = state.wait(until: { $0.hasTakeableJob || ($0.stopping && $0.queued == 0) }) {
+                state -> (Job, Priority, JobDeadline)? in
+                guard let (job, priority) = state.nextJob() else { return nil }
                 let deadline = JobDeadline(jobTimeout.map { .now + $0 })
                 state.start(job, on: id, deadline: deadline.instant)
                 return (job, priority, deadline)
@@ -219,7 +221,7 @@ public final class WorkerPool: Sendable {
                 // Unsized: size it here, off the lock, then run it now if it fits, or put it back at
                 // the head of its queue to wait for memory.
                 cost = max(0, job.size?(deadline) ?? 0)
-                let next = state.withLock { $0.afterSizing(job, priority, cost: cost, on: id, budget: workBudget) }
+                let next = state.withLock { $0.afterSizing(job, priority, cost: cost, on: id) }
                 switch next {
                 case .run: break
                 case .requeued: continue
@@ -230,9 +232,9 @@ public final class WorkerPool: Sendable {
             let delivery = job.work(deadline)
             let (ended, ready) = state.withLock { state in
                 let ended = state.finish(on: id)
-                return (ended, ended == .finished ? state.takeRoomWaiters(budget: workBudget) : [])
+                return (ended, ended == .finished ? state.budget.takeWaitersThatFit() : [])
             }
-            for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes, waited: true)) }
+            startWaiters(ready)
             switch ended {
             case .finished: delivery()
             case .abandoned(let rejoin): if !rejoin { return }

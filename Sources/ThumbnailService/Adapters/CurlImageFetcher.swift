@@ -1,5 +1,4 @@
 import Curl
-import Dispatch
 import ThumbnailCore
 
 /// `ImageFetching` on libcurl: one I/O thread for every transfer (CurlMulti), redirects followed
@@ -57,7 +56,7 @@ final class CurlImageFetcher: ImageFetching {
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
         let allowed = min(limits.totalTimeout, max(.zero, options.timeLimit ?? limits.totalTimeout))
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(allowed / .nanoseconds(1))
+        let deadline = ContinuousClock.now + allowed
         let progress = options.progress ?? { _ in }
         var conditions: [String] = []
         if let etag = validators?.etag { conditions.append("If-None-Match: \(etag)") }
@@ -68,7 +67,7 @@ final class CurlImageFetcher: ImageFetching {
     }
 
     private func hop(
-        _ url: SourceURL, redirectsLeft: Int, deadline: UInt64, conditions: [String],
+        _ url: SourceURL, redirectsLeft: Int, deadline: ContinuousClock.Instant, conditions: [String],
         progress: @escaping @Sendable (Int) -> Void,
         completion: @escaping @Sendable (Result<FetchedSource, ThumbnailError>) -> Void
     ) {
@@ -77,11 +76,10 @@ final class CurlImageFetcher: ImageFetching {
         } catch {
             return completion(.failure(error))
         }
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard now < deadline else {
+        let remaining = deadline - ContinuousClock.now
+        guard remaining > .zero else {
             return completion(.failure(ThumbnailError(.originTimeout, "deadline before \(url)")))
         }
-        let remaining = Duration.nanoseconds(Int64(deadline - now))
         let origin = url.origin
         if case .refuse(let error) = breaker.check(origin) { return completion(.failure(error)) }
         let policy = self.policy

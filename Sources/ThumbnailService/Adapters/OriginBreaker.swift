@@ -1,3 +1,4 @@
+internal import Primitives
 import Synchronization
 import ThumbnailCore
 
@@ -101,7 +102,7 @@ final class OriginBreaker: Sendable {
                     message = LogEvent(
                         "breaker-open",
                         "circuit opened for \(origin): \(entry.failures) connection failures in a row; "
-                            + "requests to it are answered at once for \(coolDown.components.seconds) s",
+                            + "requests to it are answered at once for \(coolDown.wholeSeconds) s",
                         [
                             ("origin", .text("\(origin)")), ("failures", .int(entry.failures)),
                             ("cooldown", .number(coolDown.seconds)),

@@ -9,13 +9,13 @@ import ThumbnailCore
 ///
 /// The one place a thumbnail's 200 and 304 are built: a miss is answered with the same status,
 /// headers and body (`answer`), plus its own `X-Cache` and `Vary`.
-public final class HitResponses: PreparedForm {
+public final class HitResponses: PreparedAnswer {
     let ok: HTTPPreparedResponse
     let notModified: HTTPPreparedResponse
     let etag: String
     private let mediaType: String
     private let cacheControl: String
-    /// True while the cache entry holding these is in the cache: a kept reference (`TargetMemo`)
+    /// True while the cache entry holding these is in the cache: a kept reference (`ParsedTargets`)
     /// may serve them only then. Cleared by the cache, under its lock, when the entry leaves.
     private let cached = Atomic<Bool>(true)
 

@@ -1,5 +1,4 @@
 import Crypto
-import Dispatch
 import HTTPServer
 internal import Primitives
 import ThumbnailCore
@@ -11,7 +10,7 @@ final class Routes: Sendable {
     let pipeline: Pipeline
     let log: RequestLog
     private let ids = RequestIDs()
-    private let memo = TargetMemo()
+    private let parsedTargets = ParsedTargets()
     private let retryAfter: Int
     /// nil when signed URLs are off.
     private let signer: URLSigner?
@@ -57,12 +56,13 @@ final class Routes: Sendable {
         let request: HTTPRequest
         let responder: HTTPResponder
         let id: RequestID
-        let start: UInt64
+        /// When it arrived (`ContinuousClock`).
+        let start: ContinuousClock.Instant
         let route: String
     }
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = ContinuousClock.now
         guard let exchange = accept(request, responder, start: start) else { return }
         switch request.path {
         case "/thumb":
@@ -127,7 +127,7 @@ final class Routes: Sendable {
 
     /// The `--metrics-listen` listener: `/metrics` and nothing else.
     func handleMetricsListener(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        guard let exchange = accept(request, responder, start: DispatchTime.now().uptimeNanoseconds) else { return }
+        guard let exchange = accept(request, responder, start: .now) else { return }
         guard request.path == "/metrics" else {
             return problem(exchange, 404, "Not found", "This listener serves /metrics only.")
         }
@@ -136,7 +136,8 @@ final class Routes: Sendable {
 
     /// The exchange of a request that takes the full path, or nil when it was answered already
     /// (a body, or HTTP/1.1 without Host).
-    private func accept(_ request: HTTPRequest, _ responder: HTTPResponder, start: UInt64) -> Exchange? {
+    private func accept(_ request: HTTPRequest, _ responder: HTTPResponder, start: ContinuousClock.Instant) -> Exchange?
+    {
         let route = Self.routes.contains(request.path) ? request.path : "other"
         let exchange = Exchange(
             request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
@@ -175,22 +176,22 @@ final class Routes: Sendable {
     /// cached, answered with the entry's ready-made response on the polling thread, read from the
     /// head in place (no `HTTPRequest` is built for it). Anything else (first sight, miss, odd
     /// request) returns nil and reaches `handle`.
-    func quickHit(_ head: RequestHead) -> HTTPPreparedResponse? {
-        let start = DispatchTime.now().uptimeNanoseconds
+    func hitResponse(for head: RequestHead) -> HTTPPreparedResponse? {
+        let start = ContinuousClock.now
         let isGet = head.hasMethod("GET")
         guard head.hasPath("/thumb"), isGet || head.hasMethod("HEAD"), !head.isHTTP11 || head.hasHeader("host")
         else { return nil }
         let now = pipeline.clockNow
         let hit: HitResponses
         let bytes: Int
-        switch memo.lookup(head.target, now: now) {
+        switch parsedTargets.lookup(head.target, now: now) {
         case .kept(let responses, let size, let expires):
             guard !hasExpired(expires) else { return nil }
             pipeline.countKeptHit()
             (hit, bytes) = (responses, size)
         case .remembered(let key, let expires):
             guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return nil }
-            memo.keep(head.target, variant, now: now)
+            parsedTargets.keep(head.target, variant, now: now)
             (hit, bytes) = (variant.prepared, variant.image.bytes.count)
         case nil:
             return nil
@@ -199,7 +200,7 @@ final class Routes: Sendable {
         let prepared = notModified ? hit.notModified : hit.ok
         let method = isGet ? "GET" : "HEAD"
         // Counted and logged before it is sent, so a client that has its answer knows it was.
-        let elapsed = DispatchTime.now().uptimeNanoseconds &- start
+        let elapsed = Self.nanoseconds(since: start)
         requestMetrics.record(
             route: RequestMetrics.thumbRoute, method: method, status: prepared.status,
             outcome: RequestMetrics.hitOutcome, elapsedNanos: elapsed)
@@ -287,7 +288,7 @@ final class Routes: Sendable {
         guard let request = admit(exchange, requireSpec: true) else { return }
         if !request.formatIsNegotiated, let key = request.variantKey {
             // Only targets that passed every check above are remembered (with their `exp`).
-            memo.remember(exchange.request.target, key: key, expires: request.expires)
+            parsedTargets.remember(exchange.request.target, key: key, expires: request.expires)
         }
         // One cache lookup: a hit is answered at once, on this thread, through the same completion.
         let onlyIfCached = Self.onlyIfCached(exchange.request.header("cache-control"))
@@ -356,7 +357,7 @@ final class Routes: Sendable {
         case .bytes(let body): size = body.count
         case .buffer(let buffer, _): size = buffer.count
         }
-        let elapsed = DispatchTime.now().uptimeNanoseconds &- exchange.start
+        let elapsed = Self.nanoseconds(since: exchange.start)
         requestMetrics.record(
             route: RequestMetrics.routeIndex(exchange.route), method: exchange.request.method, status: response.status,
             outcome: RequestMetrics.outcomeIndex(cache), elapsedNanos: elapsed)
@@ -367,6 +368,11 @@ final class Routes: Sendable {
                 bytes: exchange.request.method == "HEAD" ? 0 : (bytes ?? size), elapsedNanos: elapsed,
                 cache: cache,
                 error: error))
+    }
+
+    /// What a request's log line and duration metric count: its arrival to now, in nanoseconds.
+    private static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
+        UInt64(clamping: (ContinuousClock.now - start).nanoseconds)
     }
 
     /// `Cache-Control: only-if-cached` (RFC 9111 §5.2.1.7): answer from the cache or not at all.

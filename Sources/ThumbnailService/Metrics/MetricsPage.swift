@@ -29,11 +29,25 @@ final class MetricsPage: Sendable {
         process: ProcessMetrics, configuration: ServiceConfiguration
     ) -> String {
         var out = PrometheusText()
+        renderBuild(into: &out)
+        renderHTTP(requests, into: &out)
+        renderCache(metrics.cache, into: &out)
+        renderWorkers(metrics, configuration: configuration, into: &out)
+        renderSources(metrics, into: &out)
+        renderRenders(metrics, into: &out)
+        renderProcess(vips: vips, process: process, into: &out)
+        return out.text
+    }
+
+    /// Which thumbd and libvips run.
+    private static func renderBuild(into out: inout PrometheusText) {
         out.gauge(
             "thumbd_build_info", "Always 1; the labels say which thumbd and libvips run.",
             [([("version", ThumbnailApp.version), ("libvips", Vips.version)], 1)])
+    }
 
-        // HTTP.
+    /// HTTP: requests by route, method, status and cache outcome; their durations; signature failures.
+    private static func renderHTTP(_ requests: RequestMetrics, into out: inout PrometheusText) {
         out.counter(
             "thumbd_requests_total", "Requests answered, by route, method, status and cache outcome.",
             requests.requestCounts.map {
@@ -46,9 +60,10 @@ final class MetricsPage: Sendable {
         out.counter(
             "thumbd_signature_failures_total", "Requests refused for a missing, wrong or expired URL signature.",
             requests.signatureFailureCounts.map { ([("reason", $0.reason)], $0.count) })
+    }
 
-        // The cache, by kind.
-        let cache = metrics.cache
+    /// The cache, by kind: its budget, what it holds, hits, misses, evictions and refusals.
+    private static func renderCache(_ cache: CacheMetrics, into out: inout PrometheusText) {
         func byKind(_ value: (CacheMetrics.Kind) -> Int) -> [(labels: [(String, String)], value: Int)] {
             CacheKind.allCases.map { ([("kind", $0.rawValue)], value(cache[$0])) }
         }
@@ -65,8 +80,12 @@ final class MetricsPage: Sendable {
         out.counter(
             "thumbd_cache_rejected_inserts_total", "Entries not stored because one alone was over 1/8 of the budget.",
             byKind(\.rejected))
+    }
 
-        // Workers, admission and the work budget.
+    /// Workers, admission and the work budget.
+    private static func renderWorkers(
+        _ metrics: PipelineMetrics, configuration: ServiceConfiguration, into out: inout PrometheusText
+    ) {
         let workers = metrics.workers
         out.gauge("thumbd_workers", "Image worker threads (--workers).", configuration.processing.workers)
         out.gauge("thumbd_workers_busy", "Workers running a job now.", workers.running)
@@ -118,8 +137,10 @@ final class MetricsPage: Sendable {
             "thumbd_stale_answers_total",
             "Requests answered with a stale entry (stale-while-revalidate, stale-if-error).",
             metrics.servedStale)
+    }
 
-        // Sources.
+    /// Sources: fetches by result, their durations and bytes, remembered failures, revalidations, origin slots and breakers.
+    private static func renderSources(_ metrics: PipelineMetrics, into out: inout PrometheusText) {
         let fetches = metrics.fetches
         var results: [(labels: [(String, String)], value: Int)] = [([("result", "ok")], fetches.succeeded)]
         for code in ThumbnailError.Code.allCases where (fetches.failed[code] ?? 0) > 0 {
@@ -154,8 +175,10 @@ final class MetricsPage: Sendable {
                 ([("state", "open")], Double(fetches.origins.open)),
                 ([("state", "half_open")], Double(fetches.origins.halfOpen)),
             ])
+    }
 
-        // Renders.
+    /// Renders by path, failures by error, and decode and encode times by format.
+    private static func renderRenders(_ metrics: PipelineMetrics, into out: inout PrometheusText) {
         let renders = metrics.renders
         out.counter(
             "thumbd_renders_total",
@@ -188,8 +211,11 @@ final class MetricsPage: Sendable {
                     ),
                 ]
             })
+    }
 
-        // libvips and the process.
+    /// libvips' tracked memory and the process (the standard `process_` names).
+    private static func renderProcess(vips: VipsTrackedMemory, process: ProcessMetrics, into out: inout PrometheusText)
+    {
         out.gauge("thumbd_vips_memory_bytes", "Bytes libvips' tracked allocator holds now.", vips.bytes)
         out.gauge(
             "thumbd_vips_memory_highwater_bytes", "The most bytes libvips' tracked allocator has held since start.",
@@ -204,7 +230,6 @@ final class MetricsPage: Sendable {
         out.gauge("process_max_fds", "Maximum number of open file descriptors.", process.maxFDs)
         out.gauge(
             "process_start_time_seconds", "Start time of the process since unix epoch in seconds.", process.startTime)
-        return out.text
     }
 
     /// `originFailed` → `origin_failed`: Prometheus' style for label values that are names.

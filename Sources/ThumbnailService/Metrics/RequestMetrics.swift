@@ -3,7 +3,7 @@ import ThumbnailCore
 
 /// The HTTP layer's counters: every answered request by route, method, status and cache outcome,
 /// its duration by route and outcome, and signature failures. Counted where each answer is logged
-/// (`Routes.quickHit` and `Routes.reply`), so nothing answered escapes. Each label comes from a
+/// (`Routes.hitResponse(for:)` and `Routes.reply`), so nothing answered escapes. Each label comes from a
 /// fixed set — a route of `Routes.routes` or "other", a method of `methods` or "other", a status
 /// of `statuses` or "other", an outcome of `outcomes` — so every series has a fixed slot in one
 /// table of atomics: counting a request is three relaxed atomic adds and one clock read, no lock,

@@ -1,11 +1,7 @@
 import Synchronization
 
-/// The working-memory budget (`--work-bytes`): a job sized by `run(costing:)` starts only when its
-/// estimated decode memory fits beside everything already charged (running decodes, and outside
-/// charges: fetched originals waiting for their job, fetches in progress); until then it waits at
-/// the head of its queue, and a background job never overtakes a waiting interactive one. So that
-/// waiting originals can never starve every job, a job that does not fit still starts when no
-/// sized job is running (then the budget is exceeded by at most that job).
+/// The pool's side of the work budget (`WorkBudget`, kept in the pool's state): charges made from
+/// outside a job, and fetches that wait for room before they start.
 extension WorkerPool {
     /// Bytes charged against the work budget from outside a job (a fetch in progress, an original
     /// waiting for its job); changed with `update`, given back by `end` or when dropped.
@@ -57,33 +53,22 @@ extension WorkerPool {
     /// other fetches give memory back. Interactive fetches are started before background ones;
     /// `start` runs outside the lock, on the thread that freed room.
     public func whenRoom(_ priority: Priority, reserving bytes: Int, _ start: @escaping @Sendable (Charge) -> Void) {
-        let waiter = RoomWaiter(bytes: max(0, bytes), start: start)
-        let now = state.withLock { state -> Bool in
-            if state.fits(waiter.bytes, budget: workBudget) && state.stats.waitingForRoom == 0 {
-                state.stats.workInUse += waiter.bytes
-                return true
-            }
-            switch priority {
-            case .interactive: state.roomWaiters.interactive.append(waiter)
-            case .background: state.roomWaiters.background.append(waiter)
-            }
-            state.stats.waitingForRoom += 1
-            return false
-        }
+        let waiter = WorkBudget.Waiter(bytes: max(0, bytes), start: start)
+        let now = state.withLock { $0.budget.chargeOrWait(waiter, priority) }
         if now { start(Charge(pool: self, charged: waiter.bytes)) }
     }
 
     fileprivate func adjust(by delta: Int) {
-        guard delta < 0 else { return state.withLock { $0.stats.workInUse += delta } }
+        guard delta < 0 else { return state.withLock { $0.budget.adjust(by: delta) } }
         let ready = state.withLock { state in
-            state.stats.workInUse += delta
-            return state.takeRoomWaiters(budget: workBudget)
+            state.budget.adjust(by: delta)
+            return state.budget.takeWaitersThatFit()
         }
         startWaiters(ready)
     }
 
     /// Starts fetches that were given room, outside the lock.
-    func startWaiters(_ ready: [RoomWaiter]) {
+    func startWaiters(_ ready: [WorkBudget.Waiter]) {
         for waiter in ready { waiter.start(Charge(pool: self, charged: waiter.bytes, waited: true)) }
     }
 }

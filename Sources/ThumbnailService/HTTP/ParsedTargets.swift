@@ -1,10 +1,10 @@
 import Synchronization
 import ThumbnailCore
 
-/// Request targets already parsed, mapped to their variant key: a repeated `/thumb?…` (the
-/// same `<img src>` on every page view) skips parsing and key building on its way to the cache.
-/// Only for requests whose key does not depend on headers (not `format=auto`). Bounded: emptied
-/// when full (re-filling is just parsing again).
+/// The request targets already parsed, each with the variant key it names: a repeated `/thumb?…`
+/// (the same `<img src>` on every page view) skips parsing and key building on its way to the
+/// cache. Only for requests whose key does not depend on headers (not `format=auto`). Bounded:
+/// emptied when full (re-filling is just parsing again).
 ///
 /// With signed URLs only targets whose signature was checked are remembered, with their `exp`:
 /// the signature of one exact target never changes (the keys are fixed for the process), so a
@@ -13,20 +13,20 @@ import ThumbnailCore
 /// A target found in the cache also keeps, for up to `keptFor`, a weak reference to the hit
 /// responses it was answered with (`Entry.kept`): the hits after it are served from that, without the
 /// cache's lock and lookup, while the entry is still cached (`HitResponses.isCached`, cleared by
-/// the cache when it evicts, purges or replaces the entry) and its prepared form still true
-/// (`preparedValidUntil`). Weak, so the memo never holds a thumbnail the cache let go of: its
+/// the cache when it evicts, purges or replaces the entry) and its prepared answer still true
+/// (`preparedValidUntil`). Weak, so this table never holds a thumbnail the cache let go of: its
 /// memory stays the cache's budget. Once `keptFor` has passed the next hit asks the cache again,
 /// which renews the entry's place in the recency order (memcached likewise moves an item at most
 /// once a minute): a hot thumbnail touches the cache once a second, not on every hit.
-final class TargetMemo: Sendable {
+final class ParsedTargets: Sendable {
     /// A remembered target. A class, so that a lookup reads it in place: copying a value with a
     /// weak reference out of the table cost a weak-reference copy and destroy per hit. Its `kept`
-    /// fields change only under the memo's lock.
+    /// fields change only under the table's lock.
     final class Entry: @unchecked Sendable {
         let key: CacheKey
         let expires: Int?
         /// The responses it was last found with (weak), their body's size, and until when they
-        /// may be served without asking the cache: the earlier of the prepared form's own end and
+        /// may be served without asking the cache: the earlier of the prepared answer's own end and
         /// `keptFor` from when it was found.
         weak var kept: HitResponses?
         var keptBytes = 0
