@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs missing Debian packages, checks formatting, builds,
-# runs every test (Swift Testing) against real libvips, real sockets and in-process origins.
+# runs every test (Swift Testing) against real libvips, real sockets and in-process origins, then
+# the whole suite again under ASan and TSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # python3 and nodejs run the README's URL-signing snippets against the server.
@@ -9,3 +10,6 @@ cd "$(dirname "$0")/.."
 ./scripts/check-format.sh
 swift build --build-tests
 swift test --skip-build
+# The same suite under AddressSanitizer (with LeakSanitizer) and ThreadSanitizer, each in its own
+# build directory; fails on any report even when every test passed (see CONTRIBUTING/README).
+./scripts/sanitize.sh
