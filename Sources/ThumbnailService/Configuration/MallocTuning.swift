@@ -1,4 +1,3 @@
-import Curl
 internal import Primitives
 
 #if canImport(Glibc)
@@ -16,9 +15,7 @@ internal import Primitives
 /// Trimming at the top is not enough: one long-lived block above the freed working buffers (a
 /// cached thumbnail, a cache entry) pins the heap's size, and everything below it stays resident
 /// as free holes. A thread calls `malloc_trim` every `--malloc-trim-interval`, which hands the
-/// pages of those holes back; only the pages the next decodes touch are faulted in again. The same
-/// thread unmaps the freed bodies' mappings that no new body took within an interval
-/// (`CurlBody.releaseIdleMappings`); with the trim off, those stay bounded by the pool's size.
+/// pages of those holes back; only the pages the next decodes touch are faulted in again.
 public enum MallocTuning {
     /// From <malloc.h>, which Swift's Glibc module does not export.
     static let arenaMax: Int32 = -8  // M_ARENA_MAX
@@ -100,7 +97,6 @@ public enum MallocTuning {
                     var remaining = Glibc.timespec()
                     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
                     _ = trim(0)
-                    CurlBody.releaseIdleMappings()
                 }
             }
         }
