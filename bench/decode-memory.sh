@@ -6,6 +6,8 @@
 # Short: about a second per image. Usage: bench/decode-memory.sh [DIR] [WIDTH]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/glibc-tunables.sh
+source "$here/../scripts/glibc-tunables.sh"   # thumbd's malloc settings: the RSS measured is thumbd's
 corpus="${1:-$here/corpus}"
 width="${2:-300}"
 bin="${THUMBD_BENCH:-$here/../.build/debug/thumbd-bench}"
@@ -16,7 +18,7 @@ worst=99
 for file in "$corpus"/*.jpg "$corpus"/*.jpeg "$corpus"/*.png "$corpus"/*.webp; do
   [ -f "$file" ] || continue
   for path in first copy cut; do
-    line="$("$bin" memory "$file" --width "$width" --path "$path")"
+    line="$(GLIBC_TUNABLES="$thumbd_glibc_tunables" "$bin" memory "$file" --width "$width" --path "$path")"
     python3 - "$line" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
