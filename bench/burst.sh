@@ -107,7 +107,7 @@ if [ -z "$THUMBD_BIN" ]; then
   (cd "$root" && swift build -c release --product thumbd >"$work/build.log" 2>&1) || die "build failed (see $work/build.log)"
   THUMBD_BIN="$root/.build/release/thumbd"
 fi
-"$THUMBD_BIN" --port "$THUMBD_PORT" --cache-bytes "$CACHE_BYTES" --work-bytes "$WORK_BYTES" \
+GLIBC_TUNABLES="$thumbd_glibc_tunables" "$THUMBD_BIN" --port "$THUMBD_PORT" --cache-bytes "$CACHE_BYTES" --work-bytes "$WORK_BYTES" \
   --allow-loopback-sources --log-requests false 2>"$work/thumbd.log" &
 thumbd_pid=$!
 pids+=("$thumbd_pid")

@@ -7,6 +7,8 @@
 # THUMBD_BENCH=path runs that binary instead). Usage: bench/decode-memory.sh [DIR] [WIDTH]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/glibc-tunables.sh
+source "$here/../scripts/glibc-tunables.sh"   # thumbd's malloc settings: the RSS measured is thumbd's
 corpus="${1:-$here/corpus}"
 width="${2:-300}"
 if [ -z "${THUMBD_BENCH:-}" ]; then
@@ -23,7 +25,7 @@ worst=99
 for file in "$corpus"/*.jpg "$corpus"/*.jpeg "$corpus"/*.png "$corpus"/*.webp; do
   [ -f "$file" ] || continue
   for path in first copy cut; do
-    line="$("$bin" memory "$file" --width "$width" --path "$path")"
+    line="$(GLIBC_TUNABLES="$thumbd_glibc_tunables" "$bin" memory "$file" --width "$width" --path "$path")"
     python3 - "$line" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])

@@ -11,6 +11,11 @@ die() { log "error: $*"; exit 1; }
 # "256M" -> bytes
 bytes() { python3 -c 'import sys; s=sys.argv[1].upper(); m={"K":10,"M":20,"G":30}; print(int(s[:-1])<<m[s[-1]] if s[-1] in m else int(s))' "$1"; }
 
+# thumbd's glibc malloc settings: the scripts start thumbd (only) with
+# GLIBC_TUNABLES="$thumbd_glibc_tunables".
+# shellcheck source=scripts/glibc-tunables.sh
+source "$root/scripts/glibc-tunables.sh"
+
 pids=()
 # TERM, up to 5 s, then KILL.
 stop_pid() {

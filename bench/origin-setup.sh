@@ -38,15 +38,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_thumbd BIN PORT LOG [ARGS...]: one more thumbd on 127.0.0.1:PORT, its pid appended to the
-# caller's pids array (the caller stops them); returns once /livez answers, exits if it never does.
+# shellcheck source=scripts/glibc-tunables.sh
+source scripts/glibc-tunables.sh
+
+# start_thumbd BIN PORT LOG [ARGS...]: one more thumbd on 127.0.0.1:PORT with thumbd's glibc malloc
+# settings, its pid appended to the caller's pids array (the caller stops them); returns once
+# /livez answers, exits if it never does.
 start_thumbd() {
   local exe=$1 port=$2 log=$3
   shift 3
   # A thumbd of an earlier run drains for 5 s after SIGTERM and still answers /livez: wait for
   # the port, and take the answer only while our process lives (else it was the old one).
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/livez" || break; sleep 0.1; done
-  "$exe" --allow-loopback-sources --port "$port" "$@" 2>"$log" &
+  GLIBC_TUNABLES="$thumbd_glibc_tunables" "$exe" --allow-loopback-sources --port "$port" "$@" 2>"$log" &
   local started=$!
   pids+=("$started")
   for _ in $(seq 100); do

@@ -82,7 +82,7 @@ wait_http "http://127.0.0.1:$NGINX_PORT/src/$(head -1 "$work/names.txt")" || die
 flags=(--port "$THUMBD_PORT" --cache-bytes "$CACHE_BYTES" --work-bytes "$WORK_BYTES" --allow-loopback-sources
   --admin-token "$ADMIN_TOKEN" --log-requests false)
 run() {   # run NAME CRAWL_EVERY: a fresh thumbd, the replay, thumbd stopped
-  "$work/thumbd" "${flags[@]}" 2>"$work/thumbd-$1.log" >/dev/null &
+  GLIBC_TUNABLES="$thumbd_glibc_tunables" "$work/thumbd" "${flags[@]}" 2>"$work/thumbd-$1.log" >/dev/null &
   local pid=$!
   pids+=("$pid")
   wait_http "http://127.0.0.1:$THUMBD_PORT/healthz" || die "thumbd did not come up (see $work/thumbd-$1.log)"

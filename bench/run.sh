@@ -50,7 +50,10 @@ SIGNED_PORT="${SIGNED_PORT:-18082}"       # the second thumbd, with --signing-ke
 # a fixed 32-byte bench key (no secret: it signs 127.0.0.1 URLs of this bench only)
 SIGNING_KEY="${SIGNING_KEY:-000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f}"
 CACHE_BYTES="${CACHE_BYTES:-256M}"
-THUMBD_BENCH_ENV="${THUMBD_BENCH_ENV:-}"   # e.g. "MALLOC_ARENA_MAX=2" or "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+THUMBD_BENCH_ENV="${THUMBD_BENCH_ENV:-}"   # e.g. "GLIBC_TUNABLES=" (glibc's defaults) or "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+# thumbd's glibc malloc settings, for thumbd and thumbd-bench only (the floor keeps glibc's defaults)
+# shellcheck source=scripts/glibc-tunables.sh
+source "$repo/scripts/glibc-tunables.sh"
 THUMBD_EXTRA_ARGS="${THUMBD_EXTRA_ARGS:-}"
 WIDTHS="200-399"
 
@@ -344,7 +347,7 @@ signed_cmd=("$work/bin/thumbd" "${thumbd_flags[@]}" --port "$SIGNED_PORT" --sign
 signed_pid=""
 : >"$work/thumbd.log"
 # shellcheck disable=SC2086
-env $THUMBD_BENCH_ENV "${thumbd_cmd[@]}" 2>>"$work/thumbd.log" >/dev/null &
+env GLIBC_TUNABLES="$thumbd_glibc_tunables" $THUMBD_BENCH_ENV "${thumbd_cmd[@]}" 2>>"$work/thumbd.log" >/dev/null &
 thumbd_pid=$!
 pids+=("$thumbd_pid")
 thumbd="http://127.0.0.1:$THUMBD_PORT"
@@ -353,7 +356,7 @@ wait_http "$thumbd/healthz" || die "thumbd did not come up (see $work/thumbd.log
 log "signed thumbd (--signing-keys) on 127.0.0.1:$SIGNED_PORT"
 : >"$work/thumbd-signed.log"
 # shellcheck disable=SC2086
-env $THUMBD_BENCH_ENV "${signed_cmd[@]}" 2>>"$work/thumbd-signed.log" >/dev/null &
+env GLIBC_TUNABLES="$thumbd_glibc_tunables" $THUMBD_BENCH_ENV "${signed_cmd[@]}" 2>>"$work/thumbd-signed.log" >/dev/null &
 signed_pid=$!
 pids+=("$signed_pid")
 signed="http://127.0.0.1:$SIGNED_PORT"
@@ -425,7 +428,7 @@ ab_thumbd_path="$(head -1 "$work/lists/hit-thumbd.txt")"
 ab_nginx_path="$(head -1 "$work/lists/hit-nginx.txt")"
 wrk_hit=(wrk -t"$WRK_THREADS" -d"${HIT_SECONDS}s" --timeout 10s --latency -s "$bench/lua/cycle.lua")
 wrk_miss=(wrk -t"$WRK_THREADS" -c"$COLD_CONNECTIONS" --timeout 30s --latency -s "$bench/lua/misses.lua")
-inprocess=("$work/bin/thumbd-bench" inprocess --corpus "$corpus" --threads "$WORKERS" --widths "$WIDTHS")
+inprocess=(env GLIBC_TUNABLES="$thumbd_glibc_tunables" "$work/bin/thumbd-bench" inprocess --corpus "$corpus" --threads "$WORKERS" --widths "$WIDTHS")
 [ -x "$work/bin/thumbd-bench" ] || inprocess=(sh -c 'echo "thumbd-bench is not built" >&2; exit 127')
 # the same threads as thumbd's workers; JPEG Q80, widths 200-399, images in manifest order
 floor=("$work/bin/floor" --corpus "$corpus" --threads "$WORKERS")

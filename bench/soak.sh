@@ -105,7 +105,7 @@ flags=(--port "$THUMBD_PORT" --cache-bytes "$CACHE_BYTES" --work-bytes "$WORK_BY
   --fetch-timeout "$FETCH_TIMEOUT" --connect-timeout 2 --head-timeout "$HEAD_TIMEOUT"
   --breaker-cooldown 5 --error-ttl 5)
 log "thumbd ${flags[*]}"
-"$work/thumbd" "${flags[@]}" 2>"$work/thumbd.log" >/dev/null &
+GLIBC_TUNABLES="$thumbd_glibc_tunables" "$work/thumbd" "${flags[@]}" 2>"$work/thumbd.log" >/dev/null &
 thumbd_pid=$!
 pids+=("$thumbd_pid")
 wait_http "http://127.0.0.1:$THUMBD_PORT/healthz" || die "thumbd did not come up (see $work/thumbd.log)"

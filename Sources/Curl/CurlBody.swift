@@ -15,8 +15,7 @@
 /// go back to the system the moment it is freed, whatever malloc's mmap threshold is, so that
 /// threshold can be set for libvips' working buffers alone (which are worth keeping in the heap).
 /// Smaller bodies stay in malloc: each mapping counts against `vm.max_map_count` (65 530 by
-/// default), and a cache of small originals would run out of them. A freed mapping goes to
-/// `PageMappingPool` first, whose resident pages the next body reuses instead of faulting in new.
+/// default), and a cache of small originals would run out of them.
 public final class CurlBody: @unchecked Sendable {
     /// Start of the bytes; `nil` when the body is empty.
     public private(set) var pointer: UnsafeRawPointer?
@@ -24,33 +23,20 @@ public final class CurlBody: @unchecked Sendable {
     private var capacity: Int
     /// Whether `pointer` is a mapping of `capacity` bytes (else a malloc'd block).
     private var mapped = false
-    /// Where mappings come from and go back to.
-    private let pool: PageMappingPool
 
     /// Bodies at least this large get pages of their own.
     static let pagesFrom = 256 << 10
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// An empty body.
-    public convenience init() {
-        self.init(pool: .shared)
-    }
-
-    init(pool: PageMappingPool) {
+    public init() {
         pointer = nil
         count = 0
         capacity = 0
-        self.pool = pool
     }
 
     deinit {
-        release(pointer, capacity: capacity, mapped: mapped)
-    }
-
-    /// Unmaps the freed bodies' mappings that have waited a whole call interval for a new body
-    /// (see `PageMappingPool`); the service calls it periodically.
-    public static func releaseIdleMappings() {
-        PageMappingPool.shared.releaseIdle()
+        Self.release(pointer, capacity: capacity, mapped: mapped)
     }
 
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
@@ -107,9 +93,10 @@ public final class CurlBody: @unchecked Sendable {
         // A new mapping and one copy: with a declared Content-Length (the common case) the body
         // is reserved once and nothing is copied; a chunked body doubles, so copies stay O(n).
         let size = Self.pages(newCapacity)
-        guard let block = pool.take(size: size) else { return false }
+        let block = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let block, block != MAP_FAILED else { return false }
         if let pointer, count > 0 { block.copyMemory(from: pointer, byteCount: count) }
-        release(pointer, capacity: capacity, mapped: mapped)
+        Self.release(pointer, capacity: capacity, mapped: mapped)
         pointer = UnsafeRawPointer(block)
         capacity = size
         mapped = true
@@ -120,10 +107,10 @@ public final class CurlBody: @unchecked Sendable {
         (bytes + pageSize - 1) / pageSize * pageSize
     }
 
-    private func release(_ pointer: UnsafeRawPointer?, capacity: Int, mapped: Bool) {
+    private static func release(_ pointer: UnsafeRawPointer?, capacity: Int, mapped: Bool) {
         guard let pointer else { return }
         if mapped {
-            pool.give(UnsafeMutableRawPointer(mutating: pointer), size: capacity)
+            munmap(UnsafeMutableRawPointer(mutating: pointer), capacity)
         } else {
             free(UnsafeMutableRawPointer(mutating: pointer))
         }

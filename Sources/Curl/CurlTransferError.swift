@@ -1,4 +1,5 @@
 internal import CCurl
+internal import CCurlShims
 
 public enum CurlTransferError: Error, Sendable, Equatable {
     /// `allowConnection` refused every address tried.

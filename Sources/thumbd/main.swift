@@ -14,9 +14,7 @@ case .success(.version):
 case .success(.sign(let signed)):
     print(signed)
 case .success(.run(let configuration)):
-    // Does not return when it re-executes thumbd with the huge-page tunable (see the method).
-    MallocTuning.reexecWithHugePagesIfWanted(configuration)
-    MallocTuning.apply(configuration)
+    MallocTrim.start(every: configuration.processing.mallocTrimInterval)
     let app = ThumbnailApp(configuration: configuration)
     do {
         try app.start()

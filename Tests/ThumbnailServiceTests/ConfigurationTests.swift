@@ -95,18 +95,4 @@ import Testing
         }
         #expect(error.problems.count == 2)
     }
-
-    @Test func theHugePageTunableIsAddedOnlyWhenNotNamedAlready() {
-        #expect(MallocTuning.tunablesWithHugePages(nil) == "glibc.malloc.hugetlb=1")
-        #expect(MallocTuning.tunablesWithHugePages("") == "glibc.malloc.hugetlb=1")
-        #expect(
-            MallocTuning.tunablesWithHugePages("glibc.malloc.arena_max=2")
-                == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1")
-        #expect(MallocTuning.tunablesWithHugePages("glibc.malloc.hugetlb=0") == nil)
-        #expect(MallocTuning.tunablesWithHugePages("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2") == nil)
-        // A longer name that starts like it is another tunable.
-        #expect(
-            MallocTuning.tunablesWithHugePages("glibc.malloc.hugetlbx=1")
-                == "glibc.malloc.hugetlbx=1:glibc.malloc.hugetlb=1")
-    }
 }

@@ -45,39 +45,27 @@ import Testing
         #expect(log.contains("event=drain-end msg=\"drain delay over\" cut-short=false"), "\(log)")
     }
 
-    /// `--malloc-huge-pages` (default on) re-executes thumbd with glibc's huge-page tunable when
-    /// the kernel's THP mode is `madvise`: the same process then has it in its environment and
-    /// serves. Turned off, or with the tunable named by the operator, nothing is changed; other
-    /// tunables are kept.
-    @Test func hugePagesAreTurnedOnByReexecutingOnlyWhenWanted() async throws {
-        let mode = try String(contentsOfFile: "/sys/kernel/mm/transparent_hugepage/enabled", encoding: .utf8)
-        let madvise = mode.contains("[madvise]")
-        let cases: [([String], [String: String], String?)] = [
-            ([], [:], madvise ? "glibc.malloc.hugetlb=1" : nil),
-            (["--malloc-huge-pages=false"], [:], nil),
-            ([], ["GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"], "glibc.malloc.hugetlb=0"),
-            (
-                [], ["GLIBC_TUNABLES": "glibc.malloc.arena_test=4"],
-                madvise ? "glibc.malloc.arena_test=4:glibc.malloc.hugetlb=1" : "glibc.malloc.arena_test=4"
-            ),
-        ]
-        for (arguments, environment, expected) in cases {
-            let thumbd = try RunningThumbd(
-                ["--port", "0", "--drain-delay", "0", "--shutdown-grace", "2"] + arguments, environment: environment)
+    /// `main` starts the thread that trims glibc's heaps (`MallocTrim`, default once a second) and
+    /// `--malloc-trim-interval 0` starts none. Its name is how it is found (`/proc/PID/task`).
+    @Test func theTrimmingThreadRunsUnlessTheIntervalIsZero() async throws {
+        for (arguments, expected) in [([String](), true), (["--malloc-trim-interval", "0"], false)] {
+            let thumbd = try RunningThumbd(["--port", "0", "--drain-delay", "0", "--shutdown-grace", "2"] + arguments)
             let port = try await thumbd.port()
             #expect(try await TestHTTPClient.request(port: port, target: "/livez").status == 200)
-            let environ = try Data(
-                contentsOf: URL(fileURLWithPath: "/proc/\(thumbd.process.processIdentifier)/environ"))
-            // glibc 2.36 parses GLIBC_TUNABLES in place, writing NUL over each ':', so the start
-            // area shows one entry per tunable. Nothing else is in this environment (the
-            // variable or nothing), so the entries joined back with ':' are its value.
-            let entries = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            let prefix = "GLIBC_TUNABLES="
-            let tunables = entries.first.map { _ in entries.joined(separator: ":") }
-                .map { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : "not the variable: \($0)" }
-            #expect(tunables == expected, "\(arguments) \(environment)")
-            // Started once: the settings line is logged after the re-exec only.
-            #expect(thumbd.log.components(separatedBy: "event=settings ").count == 2, "\(thumbd.log)")
+            let tasks = "/proc/\(thumbd.process.processIdentifier)/task"
+            let threadNames = {
+                ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).compactMap {
+                    try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8)
+                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+            }
+            // Started before the server listens, but it names itself once running: waited for.
+            // Absent, it would have been named long before /livez answered.
+            let found =
+                expected
+                ? await Harness.eventually(within: .seconds(30)) { threadNames().contains("thumbd-trim") }
+                : threadNames().contains("thumbd-trim")
+            #expect(found == expected, "\(arguments): \(threadNames())")
             thumbd.process.terminate()
             #expect(try await thumbd.exitStatus() == 0)
         }

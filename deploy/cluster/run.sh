@@ -30,6 +30,9 @@ case "$balancer" in nginx|haproxy) ;; *) echo "run.sh: --balancer nginx or hapro
 [[ "$instances" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --instances N (N >= 1)" >&2; exit 2; }
 
 say() { echo "[cluster $(date -u +%H:%M:%S)] $*" >&2; }
+# thumbd's glibc malloc settings, for the instances only (the balancer keeps glibc's defaults).
+# shellcheck source=scripts/glibc-tunables.sh
+source "$root/scripts/glibc-tunables.sh"
 
 if [ "$balancer" = nginx ]; then
   "$root/scripts/setup.sh" nginx-light >/dev/null
@@ -70,7 +73,7 @@ PY
 
 for i in $(seq 1 "$instances"); do
   p="${ports[$((i - 1))]}"
-  "$THUMBD_BIN" --host 127.0.0.1 --port "$p" "${args[@]}" 2>"$dir/instance-$i.log" &
+  GLIBC_TUNABLES="$thumbd_glibc_tunables" "$THUMBD_BIN" --host 127.0.0.1 --port "$p" "${args[@]}" 2>"$dir/instance-$i.log" &
   pids+=($!)
   echo "$p $!" >"$dir/instance-$i"
 done

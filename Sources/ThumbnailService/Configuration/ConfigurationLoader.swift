@@ -168,19 +168,9 @@ extension ServiceConfiguration {
             config.logging.format = format
             return nil
         },
-        .int(
-            "malloc-arenas", \.processing.mallocArenas, 0...1024,
-            "glibc malloc arenas (0: glibc's default of 8 per core)"),
-        .bytes(
-            "malloc-mmap-threshold", \.processing.mallocMmapThreshold, 0...(512 << 20),
-            "Allocations this large are mmap'd and given back when freed; heaps keep 8x it free (0: glibc's dynamic thresholds)"
-        ),
         .seconds(
             "malloc-trim-interval", \.processing.mallocTrimInterval, 0...3600,
-            "How often free heap memory is given back to the system (malloc_trim), seconds (0: never)"),
-        .bool(
-            "malloc-huge-pages", \.processing.mallocHugePages,
-            "Let glibc malloc use transparent huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, by re-executing at start)"
+            "How often free heap memory is given back to the system (malloc_trim), seconds (0: never); glibc's other malloc settings are its GLIBC_TUNABLES"
         ),
     ]
 

@@ -104,27 +104,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var workBytes = MemoryLimit.defaultWorkBytes()
         /// Width × height of the first page, checked before decoding.
         public var maxSourcePixels = 75_000_000
-        /// glibc malloc arenas (`M_ARENA_MAX`); 0 leaves glibc's default (8 × cores). Two, because
-        /// image buffers freed by other threads otherwise fragment many arenas and RSS creeps up.
-        public var mallocArenas = 2
-        /// Allocations at least this large are mmap'd and returned to the system when freed
-        /// (`M_MMAP_THRESHOLD`, and 8 × it as `M_TRIM_THRESHOLD`); 0 leaves glibc's dynamic
-        /// thresholds, which climb to 32 MiB and then keep freed image buffers in the heap. 1 MiB:
-        /// libvips' smaller working buffers are reused from the heap instead of faulted in afresh
-        /// on every miss, while cached originals and decoded copies (larger) still go back to the
-        /// system when evicted; 4 MiB cut more kernel time but kept ~150 MiB more at the peak.
-        public var mallocMmapThreshold = 1 << 20
-        /// How often freed heap memory is handed back to the system (`malloc_trim`); zero never.
-        /// Anything long-lived that lands at the top of a heap (a cached thumbnail, a cache entry)
-        /// keeps glibc from shrinking it, so the working buffers of every decode since start stay
-        /// resident as free holes below it; trimming once a second returns those pages, and the
-        /// next decode faults back in only what it uses (see docs/architecture.md, malloc).
+        /// How often freed heap memory is handed back to the system (`malloc_trim`, `MallocTrim`);
+        /// zero never. Anything long-lived that lands at the top of a heap (a cached thumbnail, a
+        /// cache entry) keeps glibc from shrinking it, so the working buffers of every decode since
+        /// start stay resident as free holes below it; trimming once a second returns those pages,
+        /// and the next decode faults back in only what it uses (see docs/architecture.md, malloc).
+        /// glibc's other malloc settings are its own environment variables (`GLIBC_TUNABLES`).
         public var mallocTrimInterval: Duration = .seconds(1)
-        /// Lets glibc ask for transparent huge pages on its large mappings and heaps
-        /// (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, set by re-executing thumbd at start, see
-        /// `MallocTuning`): libvips' working buffers of 1 MiB and more are mapped afresh on every
-        /// miss, and faulting them in 4-KiB pages was most of a cold miss's kernel time.
-        public var mallocHugePages = true
     }
 
     /// What is kept, and what clients are told to keep.

@@ -36,7 +36,7 @@ func measureDecodeMemory(_ arguments: [String]) -> Never {
     if case .success(.run(let configuration)) = ServiceConfiguration.load(
         arguments: [], environment: ProcessInfo.processInfo.environment)
     {
-        MallocTuning.apply(configuration)
+        MallocTrim.start(every: configuration.processing.mallocTrimInterval)
     }
     let width = Int(options["width"] ?? "") ?? 300
     let path = options["path"] ?? "first"

@@ -49,16 +49,14 @@ let widthRange = (options["widths"] ?? "200-399").split(separator: "-").compactM
 guard widthRange.count == 2, widthRange[0] >= 1, widthRange[0] <= widthRange[1] else { fail("--widths A-B") }
 let format: RequestedFormat = options["format"].flatMap(OutputFormat.init(rawValue:)).map { .exactly($0) } ?? .source
 
-// The same process set-up as thumbd (glibc malloc settings from the same defaults, or from the
-// same THUMBD_MALLOC_* variables, huge pages included), so the comparison is of the pipeline, not
-// the allocator. Without the huge pages thumbd re-executes itself for, this pipeline measured
-// 1.09–1.24× the floor's CPU against 1.01–1.06× with them (docs/performance-history.md, 4 Dec).
-// Before anything else: the re-exec starts the process again.
+// The same process set-up as thumbd, so the comparison is of the pipeline, not the allocator:
+// glibc's malloc settings from the environment it is launched with (bench/run.sh gives it
+// thumbd's GLIBC_TUNABLES; without the huge pages, this pipeline measured 1.09–1.24× the floor's
+// CPU against 1.01–1.06× with them), and the trimming thread from THUMBD_MALLOC_TRIM_INTERVAL.
 if case .success(.run(let configuration)) = ServiceConfiguration.load(
     arguments: [], environment: ProcessInfo.processInfo.environment)
 {
-    MallocTuning.reexecWithHugePagesIfWanted(configuration)
-    MallocTuning.apply(configuration)
+    MallocTrim.start(every: configuration.processing.mallocTrimInterval)
 }
 
 let files = ((try? FileManager.default.contentsOfDirectory(atPath: corpus)) ?? []).sorted()
