@@ -63,7 +63,7 @@ import Testing
             // Absent, it would have been named long before /livez answered.
             let found =
                 expected
-                ? await Harness.eventually(within: .seconds(30)) { threadNames().contains("thumbd-trim") }
+                ? await eventually(within: .seconds(30)) { threadNames().contains("thumbd-trim") }
                 : threadNames().contains("thumbd-trim")
             #expect(found == expected, "\(arguments): \(threadNames())")
             thumbd.process.terminate()
