@@ -14,32 +14,26 @@ struct TimeLimitTests {
     /// decodes it (`orientAndCrop`), which the limit must reach as well.
     static let bigTurnedJPEG = Fixtures.jpeg(width: 3000, height: 2000, orientation: 6)
 
-    /// A limit a quarter into the job stops it soon after, also for a 100-row output, where the
-    /// progress signal alone would come only at the end: the PNG loader's reads fail.
+    /// A limit that passes while the job runs stops it, also for a 100-row output, where the
+    /// progress signal alone would come only at the end: the PNG loader's reads fail. The limit is
+    /// a millisecond against a job of hundreds of them (no assertion on how long anything took:
+    /// the machine may be loaded; `bench/` measures time).
     @Test(arguments: [100, 600])
-    func aDecodeStopsSoonAfterItsLimit(side: Int) throws {
+    func aDecodeStopsOnceItsLimitPasses(side: Int) throws {
         let (source, cut) = (Self.bigPNG, VipsCut.exact(width: side, height: side))
-        // The whole job first: it also takes the process's one-time costs (Orc compiling the
-        // resize kernels, ...), which would otherwise land in the limited one.
-        let full = try fastest { _ = try thumbnail(source, cut) }
-        let limited = measure {
-            #expect(throws: VipsError.timedOut) { try thumbnail(source, cut, timeLimit: full / 4) }
-        }
-        #expect(limited < full * 0.8, "limited \(limited), whole \(full)")
+        #expect(throws: VipsError.timedOut) { try thumbnail(source, cut, timeLimit: .milliseconds(1)) }
     }
 
     /// Work without reads (a cut from a decoded copy) is stopped at the next progress signal of
-    /// the copy to memory, one per 128 output rows: for 1,000 rows, soon after a limit a third in.
-    @Test func aCutFromACopyStopsAtTheNextProgressSignal() throws {
+    /// the copy to memory (one per 128 output rows): a limit of a millisecond against a 1,000-row
+    /// cut of a 16-megapixel copy.
+    @Test func aCutFromACopyStopsAtAProgressSignal() throws {
         let copy = try decode(Self.bigPNG)
-        func cut(_ limit: Duration?) throws(VipsError) {
+        #expect(throws: VipsError.timedOut) {
             _ = try Vips.thumbnail(
                 of: .decoded(copy), cut: .exact(width: 1000, height: 1000), encoding: VipsEncoding(format: .png),
-                options: options, timeLimit: limit)
+                options: options, timeLimit: .milliseconds(1))
         }
-        let full = try fastest { try cut(nil) }
-        let limited = measure { #expect(throws: VipsError.timedOut) { try cut(full / 3) } }
-        #expect(limited < full * 0.8, "limited \(limited), whole \(full)")
     }
 
     /// A limit already passed stops every path before its pixel work: the first read, or the
@@ -80,16 +74,5 @@ struct TimeLimitTests {
             Issue.record("expected decodeFailed, got \(String(describing: error))")
             return
         }
-    }
-
-    /// The shorter of two runs: the machine may be busy with other tests for one of them.
-    private func fastest(_ body: () throws -> Void) rethrows -> Duration {
-        min(try measure(body), try measure(body))
-    }
-
-    private func measure(_ body: () throws -> Void) rethrows -> Duration {
-        let start = ContinuousClock.now
-        try body()
-        return ContinuousClock.now - start
     }
 }
