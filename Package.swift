@@ -57,11 +57,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Vips", "Primitives"]),
 
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
-        .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "TestSupport"]),
+        .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "Primitives", "TestSupport"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Primitives", "TestSupport"]),
-        .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "TestSupport", "Vips"]),
+        .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "Primitives", "TestSupport", "Vips"]),
     ],
     swiftLanguageModes: [.v6]
 )

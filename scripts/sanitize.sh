@@ -22,6 +22,10 @@ export ASAN_OPTIONS="detect_leaks=1:exitcode=66:abort_on_error=0:external_symbol
 export LSAN_OPTIONS="suppressions=$here/scripts/sanitizers/lsan.supp:print_suppressions=1"
 export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:print_suppressions=1:exitcode=66:halt_on_error=0:second_deadlock_stack=1:external_symbolizer_path=$symbolizer"
 
+# glib's slice allocator recycles memory without malloc/free, which the sanitizers would take
+# for a use after free (ASan) or a race between an old and a new object (TSan).
+export G_SLICE=always-malloc
+
 mkdir -p .build  # the logs' directory; absent in a fresh clone until the first build
 status=0
 for sanitizer in "${@:-address thread}"; do

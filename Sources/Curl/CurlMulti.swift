@@ -1,7 +1,6 @@
 internal import CCurl
 internal import CCurlShims
 internal import Primitives
-internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -61,7 +60,7 @@ final class CurlMultiEngine: @unchecked Sendable {
     /// CURLM*; freed in deinit, after the loop has ended, so `curl_multi_wakeup` from `enqueue`
     /// or `shutdown` can never reach a freed handle.
     private let multi: UnsafeMutableRawPointer
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
     /// Set by the I/O thread as the last thing its loop does; `shutdown` waits for it.
     private let loopEnded = Monitor(false)
     /// Transfers added to `multi`; touched only on the I/O thread.

@@ -1,3 +1,4 @@
+internal import Primitives
 internal import Synchronization
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ internal import Synchronization
 /// libmicrohttpd closes the socket; ``expire(waitingBefore:)`` shuts sockets down under the same lock,
 /// so it can never touch a descriptor that was closed and reused.
 final class ConnectionRegistry: Sendable {
-    private let connections = Mutex<[ObjectIdentifier: ConnectionState]>([:])
+    private let connections = Locked<[ObjectIdentifier: ConnectionState]>([:])
 
     func add(_ connection: ConnectionState) {
         connections.withLock { $0[ObjectIdentifier(connection)] = connection }

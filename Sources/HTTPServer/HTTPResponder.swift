@@ -1,5 +1,5 @@
 internal import CMicroHTTPD
-internal import Synchronization
+internal import Primitives
 
 /// Answers one request, exactly once (later calls are ignored), from any thread.
 ///
@@ -29,7 +29,7 @@ public final class HTTPResponder: @unchecked Sendable {
         case nothing
     }
 
-    private let state = Mutex<State>(.idle)
+    private let state = Locked<State>(.idle)
     private let core: ServerCore?
     private let sink: (@Sendable (HTTPResponse) -> Void)?
 

@@ -34,7 +34,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     public let configuration: HTTPServerConfiguration
     private let core: ServerCore
-    private let lifecycle = Mutex<Lifecycle>(.idle)
+    private let lifecycle = Locked<Lifecycle>(.idle)
 
     /// `quickAnswer`, if given, is offered every request without a body that the server accepts
     /// (not while draining), before `handler`: what it answers, the handler never sees.

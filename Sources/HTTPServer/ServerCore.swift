@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 internal import CMicroHTTPDShims
+internal import Primitives
 internal import Synchronization
 
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ final class ServerCore: @unchecked Sendable {
     let inFlight = Atomic<Int>(0)
     /// Shutdown has begun: responses carry `Connection: close` so keep-alive clients leave.
     let draining = Atomic<Bool>(false)
-    private let suspensions = Mutex(Suspensions())
+    private let suspensions = Locked(Suspensions())
 
     /// Extra time (ns) a keep-alive connection gets for its next head, beyond the head deadline, so
     /// that an idle keep-alive connection lives for the idle timeout, not just the head timeout.

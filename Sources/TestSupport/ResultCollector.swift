@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import Primitives
 
 /// Gathers `count` results in order and resumes the caller once all are in.
 final class ResultCollector<Value: Sendable>: Sendable {
@@ -7,11 +7,11 @@ final class ResultCollector<Value: Sendable>: Sendable {
         var remaining: Int
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let continuation: CheckedContinuation<[Value], Never>
 
     init(count: Int, continuation: CheckedContinuation<[Value], Never>) {
-        self.state = Mutex(State(results: Array(repeating: nil, count: count), remaining: count))
+        self.state = Locked(State(results: Array(repeating: nil, count: count), remaining: count))
         self.continuation = continuation
         if count == 0 { continuation.resume(returning: []) }
     }

@@ -1,6 +1,5 @@
 import Foundation
 internal import Primitives
-internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -29,7 +28,7 @@ final class TestOriginCore: Sendable {
     private let handler: @Sendable (TestOrigin.Request) -> TestOrigin.Reply
     /// Waited on by `stop()` (for the threads to end), by hanging and pausing replies (for stop).
     private let lifecycle: Monitor<Lifecycle>
-    private let log = Mutex<[TestOrigin.Request]>([])
+    private let log = Locked<[TestOrigin.Request]>([])
 
     init(host: String, handler: @escaping @Sendable (TestOrigin.Request) -> TestOrigin.Reply) throws {
         self.handler = handler

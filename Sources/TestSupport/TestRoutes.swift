@@ -1,10 +1,10 @@
-internal import Synchronization
+internal import Primitives
 
 /// A route table a test changes while the origin runs (an image replaced, a source gone).
 public final class TestRoutes: Sendable {
-    private let table: Mutex<[String: TestOrigin.Reply]>
+    private let table: Locked<[String: TestOrigin.Reply]>
 
-    public init(_ routes: [String: TestOrigin.Reply] = [:]) { table = Mutex(routes) }
+    public init(_ routes: [String: TestOrigin.Reply] = [:]) { table = Locked(routes) }
 
     /// What `path` answers from now on.
     public func set(_ path: String, _ reply: TestOrigin.Reply) { table.withLock { $0[path] = reply } }

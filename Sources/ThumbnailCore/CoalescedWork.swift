@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 
 /// Coalescing: one job in progress per key, however many callers ask for it. The first caller
 /// for a key starts the job (`join` returns true) and ends it with `complete`, which hands the one
@@ -22,7 +22,7 @@ final class CoalescedWork<Value: Sendable>: Sendable {
         var stale = false
     }
 
-    private let jobs = Mutex<[CacheKey: Job]>([:])
+    private let jobs = Locked<[CacheKey: Job]>([:])
 
     /// Adds `waiter` for `key`. Returns true when no job was in progress: the caller must start it.
     func join(_ key: CacheKey, _ waiter: @escaping Waiter) -> Bool {

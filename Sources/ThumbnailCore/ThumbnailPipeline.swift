@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 
 /// The thumbnail pipeline: cache → coalescing → fetch (coalesced per source) → bounded workers
 /// → cache. Callback-driven on purpose: the server thread, curl's I/O thread and the worker
@@ -102,7 +102,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     let revalidations = CoalescedWork<Revalidation>()
     /// Miss-path counters only: a hit counts inside the cache's own lock, or, served from a
     /// variant the host kept, with one atomic add (`countKeptHit`).
-    let counters = Mutex<
+    let counters = Locked<
         (
             fetches: PipelineMetrics.Fetches, renders: PipelineMetrics.Renders, coalesced: Int, stale: Int,
             lastRoomWaitEnded: ContinuousClock.Instant?

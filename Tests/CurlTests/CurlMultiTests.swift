@@ -1,6 +1,5 @@
 import Curl
 import Primitives
-import Synchronization
 import TestSupport
 import Testing
 
@@ -138,7 +137,7 @@ import Testing
     @Test func allowConnectionSeesTheResolvedAddressAndPort() async throws {
         let origin = try TestOrigin(routes: ["/photo.jpg": .ok([1])])
         defer { origin.stop() }
-        let seen = Mutex<[CurlSocketAddress]>([])
+        let seen = Locked<[CurlSocketAddress]>([])
 
         _ = try await fetch(
             request(origin.url("/photo.jpg")) { address in
@@ -155,7 +154,7 @@ import Testing
     func ipv6Loopback() async throws {
         let origin = try TestOrigin(host: "::1", routes: ["/six.jpg": .ok([6, 6])])
         defer { origin.stop() }
-        let seen = Mutex<[CurlSocketAddress]>([])
+        let seen = Locked<[CurlSocketAddress]>([])
 
         let result = try await fetch(
             request(origin.url("/six.jpg")) { address in
@@ -283,7 +282,7 @@ import Testing
             "/declared.jpg": .ok(big), "/chunked.jpg": .chunked([Array(big[..<350_000]), Array(big[350_000...])]),
         ])
         defer { origin.stop() }
-        let reports = Mutex<[Int]>([])
+        let reports = Locked<[Int]>([])
         var declared = request(origin.url("/declared.jpg"))
         declared.onBodyBytes = { bytes in reports.withLock { $0.append(bytes) } }
         _ = try await fetch(declared).get()
@@ -383,7 +382,7 @@ import Testing
             return .hang
         }
         defer { origin.stop() }
-        let outcome = Mutex<Result<CurlTransferResult, CurlTransferError>?>(nil)
+        let outcome = Locked<Result<CurlTransferResult, CurlTransferError>?>(nil)
 
         multi.start(request(origin.url("/hang"), totalTimeout: .seconds(60))) { result in
             outcome.withLock { $0 = result }

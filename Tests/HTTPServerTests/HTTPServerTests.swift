@@ -1,3 +1,4 @@
+import Primitives
 import Synchronization
 import TestSupport
 import Testing
@@ -99,7 +100,7 @@ private final class Owner {
 
     @Test func bufferOwnerIsReleasedAfterTheResponse() async throws {
         weak var weakOwner: Owner?
-        let box = Mutex<Owner?>(Owner(Array("zero-copy body".utf8)))
+        let box = Locked<Owner?>(Owner(Array("zero-copy body".utf8)))
         weakOwner = box.withLock { $0 }
         let server = try startServer { _, responder in
             let owner = box.withLock { $0 }!
@@ -311,7 +312,7 @@ private final class Owner {
     }
 
     @Test func detachedResponderPassesTheFirstAnswerToItsSink() {
-        let seen = Mutex<[Int]>([])
+        let seen = Locked<[Int]>([])
         let responder = HTTPResponder { response in seen.withLock { $0.append(response.status) } }
         responder.respond(HTTPResponse(status: 200))
         responder.respond(HTTPResponse(status: 500))

@@ -1,4 +1,4 @@
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -23,8 +23,8 @@ import Testing
     }
 
     private final class Recorder: Sendable {
-        let seen = Mutex<[Seen]>([])
-        let handled = Mutex<[String]>([])
+        let seen = Locked<[Seen]>([])
+        let handled = Locked<[String]>([])
     }
 
     /// A server whose quick answer takes GET and HEAD of `/quick` (headers read through the head)

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import Primitives
 import ThumbnailCore
 
 /// A gate a test opens: whatever waits on it (a fake fetch, a fake render) is held until then,
 /// so tests order events by what happened, never by how long they waited.
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiting: [@Sendable () -> Void])>((false, []))
+    private let state = Locked<(open: Bool, waiting: [@Sendable () -> Void])>((false, []))
 
     init(open: Bool = false) { state.withLock { $0.open = open } }
 
@@ -46,7 +46,7 @@ final class Gate: Sendable {
 final class FakeFetcher: ImageFetching {
     let gate: Gate
     private let state:
-        Mutex<
+        Locked<
             (
                 bodies: [String: Result<[UInt8], ThumbnailError>], directives: OriginDirectives, calls: [String: Int],
                 conditional: [String: [SourceValidators]]
@@ -58,7 +58,7 @@ final class FakeFetcher: ImageFetching {
         directives: OriginDirectives = OriginDirectives()
     ) {
         self.gate = gate
-        self.state = Mutex((bodies, directives, [:], [:]))
+        self.state = Locked((bodies, directives, [:], [:]))
     }
 
     func count(_ url: String) -> Int { state.withLock { $0.calls[url] ?? 0 } }
@@ -108,8 +108,8 @@ final class FakeCopy: Sendable {
 /// "encodes" a thumbnail as the text of its size. Renders wait on `gate` (open by default).
 final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
     let gate: Gate
-    let decodes = Mutex(0)
-    private let counter = Mutex(0)
+    let decodes = Locked(0)
+    private let counter = Locked(0)
 
     init(gate: Gate = Gate(open: true)) { self.gate = gate }
 
@@ -213,7 +213,7 @@ func text(_ result: Result<CachedVariant<String>, ThumbnailError>) throws -> Str
 
 /// A monotonic clock a test moves by hand.
 final class FakeClock: Sendable {
-    private let offset = Mutex<Duration>(.zero)
+    private let offset = Locked<Duration>(.zero)
     private let start = ContinuousClock.now
 
     var now: ContinuousClock.Instant { start.advanced(by: offset.withLock { $0 }) }

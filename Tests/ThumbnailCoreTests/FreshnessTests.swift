@@ -1,4 +1,4 @@
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -46,7 +46,7 @@ import Testing
 
     /// The lifetimes the prepared answers promised, in order.
     final class Promises: Sendable {
-        let log = Mutex<[Duration]>([])
+        let log = Locked<[Duration]>([])
     }
 
     static let lifetime = OriginDirectives(lifetime: .seconds(600))

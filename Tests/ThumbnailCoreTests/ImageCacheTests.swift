@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -215,7 +215,7 @@ extension String {
 /// A cache value that counts how often the cache said its entry left (`leftCache`).
 final class DepartingBlob: CacheCosted, Sendable {
     let payloadBytes: Int
-    private let departures = Mutex(0)
+    private let departures = Locked(0)
     var left: Int { departures.withLock { $0 } }
     init(_ payloadBytes: Int) { self.payloadBytes = payloadBytes }
     func leftCache() { departures.withLock { $0 += 1 } }
@@ -268,7 +268,7 @@ extension ImageCacheTests {
 
 /// Counts the `TrackedBlob` values that went away.
 final class ReleaseCounter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     var count: Int { value.withLock { $0 } }
     func increment() { value.withLock { $0 += 1 } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -17,7 +17,7 @@ import Testing
         let release = Gate(open: false)
         let honoursDeadline: Bool
         let plain = FakeImaging()
-        let spins = Mutex(0)
+        let spins = Locked(0)
 
         init(honoursDeadline: Bool = false) { self.honoursDeadline = honoursDeadline }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -32,7 +32,7 @@ import Testing
         let elsewhere = slots.tryAcquire(other)
         #expect(elsewhere != nil)
         let granted = OrderLog()
-        let held = Mutex<[OriginSlots.Slot]>([])
+        let held = Locked<[OriginSlots.Slot]>([])
         for name in ["a", "b"] {
             slots.acquire(stalled) { slot in
                 granted.append(slot == nil ? "\(name): timeout" : name)
@@ -60,7 +60,7 @@ import Testing
         let heard = OrderLog()
         slots.acquire(stalled) { heard.append($0 == nil ? "early: timeout" : "early") }
         clock.advance(.seconds(10))
-        let late = Mutex<OriginSlots.Slot?>(nil)
+        let late = Locked<OriginSlots.Slot?>(nil)
         slots.acquire(stalled) { slot in
             heard.append(slot == nil ? "late: timeout" : "late")
             late.withLock { $0 = slot }
@@ -142,7 +142,7 @@ import Testing
 final class PerHostFetcher: ImageFetching {
     let gate = Gate()
     let stalledHost: String
-    private let counts = Mutex<(started: [String: Int], running: [String: Int], most: [String: Int])>(([:], [:], [:]))
+    private let counts = Locked<(started: [String: Int], running: [String: Int], most: [String: Int])>(([:], [:], [:]))
 
     init(stalledHost: String) { self.stalledHost = stalledHost }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -150,7 +150,7 @@ import Testing
             done.enter()
             pipeline.thumbnail(try request("http://origin.example/\(i)")) { _, _ in done.leave() }
         }
-        let third = Mutex<Result<FakePipeline.Variant, ThumbnailError>?>(nil)
+        let third = Locked<Result<FakePipeline.Variant, ThumbnailError>?>(nil)
         pipeline.thumbnail(try request("http://origin.example/2")) { result, _ in third.withLock { $0 = result } }
         #expect(throws: ThumbnailError(.queueFull, "worker queue full")) { try third.withLock { $0 }?.get() }
         #expect(pipeline.cachedVariant(try #require(warm.variantKey)) != nil)
@@ -256,7 +256,7 @@ final class Weak: @unchecked Sendable {
 }
 
 final class OrderLog: Sendable {
-    private let items = Mutex<[String]>([])
+    private let items = Locked<[String]>([])
     func append(_ item: String) { items.withLock { $0.append(item) } }
     var entries: [String] { items.withLock { $0 } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -196,7 +196,7 @@ import Testing
         let pool = WorkerPool(workers: 1, queueCapacity: 4, workBudget: 100)
         let full = pool.charge(100)
         let order = OrderLog()
-        let charges = Mutex<[WorkerPool.Charge]>([])
+        let charges = Locked<[WorkerPool.Charge]>([])
         pool.whenRoom(.background, reserving: 60) { charge in
             order.append("background")
             charges.withLock { $0.append(charge) }

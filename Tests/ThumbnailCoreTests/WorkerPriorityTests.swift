@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Primitives
 import Testing
 
 @testable import ThumbnailCore
@@ -13,7 +13,7 @@ import Testing
         let main = Int(getpriority(which, id_t(getpid())))
         let pool = WorkerPool(workers: 2, queueCapacity: 4)
         defer { pool.stop() }
-        let seen = Mutex<[Int]>([])
+        let seen = Locked<[Int]>([])
         for _ in 0..<2 {
             let ticket = try #require(pool.reserve(.interactive))
             // id 0: the calling thread, here the worker that runs the job

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 
@@ -97,7 +97,7 @@ func expectProblem(_ response: TestHTTPResponse, _ status: Int, sourceLocation: 
 
 /// A wall clock a test can stop and move.
 final class TestClock: Sendable {
-    private let fixed = Mutex<Double?>(nil)
+    private let fixed = Locked<Double?>(nil)
 
     var now: Double { fixed.withLock { $0 } ?? Date().timeIntervalSince1970 }
 
@@ -106,7 +106,7 @@ final class TestClock: Sendable {
 
 /// A monotonic clock that moves only when a test moves it.
 final class MovableClock: Sendable {
-    private let offset = Mutex<Duration>(.zero)
+    private let offset = Locked<Duration>(.zero)
     private let start = ContinuousClock.now
 
     var now: ContinuousClock.Instant { start.advanced(by: offset.withLock { $0 }) }

@@ -1,12 +1,12 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 
 @testable import ThumbnailService
 
 /// A log sink that keeps what the service writes, for assertions on log lines.
 final class LogCapture: Sendable {
-    private let bytes = Mutex<[UInt8]>([])
+    private let bytes = Locked<[UInt8]>([])
 
     var sink: LogSink {
         { [self] raw in bytes.withLock { $0.append(contentsOf: raw) } }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Primitives
 import TestSupport
 import Testing
 import ThumbnailCore
@@ -12,7 +12,7 @@ import ThumbnailCore
     let origin = OriginKey(scheme: .http, host: "down.example", port: 80)
 
     final class Log: Sendable {
-        private let events = Mutex<[LogEvent]>([])
+        private let events = Locked<[LogEvent]>([])
         func append(_ event: LogEvent) { events.withLock { $0.append(event) } }
         var entries: [String] { events.withLock { $0.map(\.message) } }
         var names: [String] { events.withLock { $0.map(\.name) } }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Synchronization
 import TestSupport
 import Testing
@@ -149,7 +150,7 @@ import Testing
 /// The real `thumbd`, started with `arguments`, its standard error collected as it comes.
 final class RunningThumbd: Sendable {
     let process: Process
-    private let collected = Mutex<[UInt8]>([])
+    private let collected = Locked<[UInt8]>([])
     private let finished = Atomic<Bool>(false)
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {

@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 
 /// One memory budget for originals, decoded copies and variants, evicted least-recently-used by
 /// cost — and scan-resistant: a segmented LRU.
@@ -48,7 +48,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     private typealias State = CacheState
 
-    private let state: Mutex<CacheState>
+    private let state: Locked<CacheState>
     /// Hits the host served from a reference it kept (`countHit`), by kind: added to `metrics`.
     private let keptHits = AtomicCounters(count: CacheKind.allCases.count)
 
@@ -56,7 +56,7 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         self.budget = max(0, budget)
         self.maxEntryCost = self.budget / Self.maxEntryFraction
         self.protectedCapacity = Int(Double(self.budget) * Self.protectedFraction)
-        self.state = Mutex(CacheState(metrics: CacheMetrics(budget: self.budget)))
+        self.state = Locked(CacheState(metrics: CacheMetrics(budget: self.budget)))
     }
 
     // The recency lists link their nodes both ways with strong references, a cycle that only

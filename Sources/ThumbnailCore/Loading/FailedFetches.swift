@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 
 /// Negative caching: a source whose fetch failed at the origin (404/410, 5xx, a connection
 /// failure, a deadline miss) is remembered for a while, so a hot URL that fails is not fetched
@@ -8,7 +8,7 @@ final class FailedFetches: Sendable {
     private let ttl: Duration
     private let capacity: Int
     private let now: @Sendable () -> ContinuousClock.Instant
-    private let table = Mutex<[SourceURL: (error: ThumbnailError, until: ContinuousClock.Instant)]>([:])
+    private let table = Locked<[SourceURL: (error: ThumbnailError, until: ContinuousClock.Instant)]>([:])
 
     init(ttl: Duration, capacity: Int = 4096, now: @escaping @Sendable () -> ContinuousClock.Instant) {
         self.ttl = ttl

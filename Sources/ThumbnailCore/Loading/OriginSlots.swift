@@ -1,3 +1,4 @@
+internal import Primitives
 import Synchronization
 
 /// At most `limit` fetches to one origin at a time (`--max-fetches-per-host`); more wait, first
@@ -47,7 +48,7 @@ final class OriginSlots: Sendable {
     let limit: Int
     private let wait: Duration
     private let now: @Sendable () -> ContinuousClock.Instant
-    private let table = Mutex<[OriginKey: Origin]>([:])
+    private let table = Locked<[OriginKey: Origin]>([:])
 
     /// `wait`: how long a request may wait for a slot and fetch, together (the fetch timeout).
     init(limit: Int, wait: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant) {

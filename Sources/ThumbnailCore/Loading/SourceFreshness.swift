@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 
 /// How to ask an origin whether a source changed: the validators its last answer carried, as
 /// opaque tokens (Core never parses them; the fetcher sends them back as they came).
@@ -28,12 +28,12 @@ public final class SourceFreshness: Sendable {
     public let validators: SourceValidators
     /// False when the origin said `no-store`: used for the request that fetched it, never kept.
     public let isStorable: Bool
-    private let until: Mutex<ContinuousClock.Instant>
+    private let until: Locked<ContinuousClock.Instant>
 
     public init(validators: SourceValidators, freshUntil: ContinuousClock.Instant, isStorable: Bool = true) {
         self.validators = validators
         self.isStorable = isStorable
-        self.until = Mutex(freshUntil)
+        self.until = Locked(freshUntil)
     }
 
     public var freshUntil: ContinuousClock.Instant { until.withLock { $0 } }

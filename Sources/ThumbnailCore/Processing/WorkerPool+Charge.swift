@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 
 /// The pool's side of the work budget (`WorkBudget`, kept in the pool's state): charges made from
 /// outside a job, and fetches that wait for room before they start.
@@ -7,13 +7,13 @@ extension WorkerPool {
     /// waiting for its job); changed with `update`, given back by `end` or when dropped.
     public final class Charge: Sendable {
         private let pool: WorkerPool
-        private let bytes: Mutex<Int?>
+        private let bytes: Locked<Int?>
         /// True when it was granted by `whenRoom` after waiting for room (not at once).
         public let waited: Bool
 
         init(pool: WorkerPool, charged: Int = 0, waited: Bool = false) {
             self.pool = pool
-            self.bytes = Mutex(charged)
+            self.bytes = Locked(charged)
             self.waited = waited
         }
 

@@ -1,5 +1,4 @@
 internal import Primitives
-import Synchronization
 import ThumbnailCore
 
 /// A circuit breaker per origin (scheme, host, port): after `threshold` connection-level failures
@@ -42,7 +41,7 @@ final class OriginBreaker: Sendable {
     let capacity: Int
     private let now: @Sendable () -> ContinuousClock.Instant
     private let log: @Sendable (LogEvent) -> Void
-    private let table = Mutex<[OriginKey: Entry]>([:])
+    private let table = Locked<[OriginKey: Entry]>([:])
 
     /// `threshold` 0 turns it off. `log` hears when a breaker opens and closes.
     init(

@@ -1,4 +1,4 @@
-import Synchronization
+internal import Primitives
 import ThumbnailCore
 
 /// The request targets already parsed, each with the variant key it names: a repeated `/thumb?…`
@@ -41,7 +41,7 @@ final class ParsedTargets: Sendable {
     /// How long a hit may be served from a kept reference before the cache is asked again.
     static let keptFor = Duration.seconds(1)
 
-    private let table = Mutex<[String: Entry]>([:])
+    private let table = Locked<[String: Entry]>([:])
     let capacity: Int
 
     init(capacity: Int = 8192) { self.capacity = capacity }

@@ -13,13 +13,14 @@ public typealias LogSink = @Sendable (UnsafeRawBufferPointer) -> Void
 /// 200 ms, or sooner when the buffer passes 64 KiB — so no request ever waits for a write. If
 /// standard error stalls and 8 MiB pile up, further lines are dropped and counted (never unbounded).
 public final class RequestLog: Sendable {
-    private let buffer = Mutex<[UInt8]>([])
+    private let buffer = Locked<[UInt8]>([])
     private let enabled: Bool
     private let format: LogFormat
     private let sink: LogSink
     /// Held from taking the buffer to the end of writing it: the writer thread and `flush` callers
-    /// (events) both write, and lines must reach the sink in the order they were buffered.
-    private let writing = Mutex<Void>(())
+    /// (events) both write, and lines must reach the sink in the order they were buffered. Its
+    /// state is the array last written, kept so its storage becomes the next empty buffer.
+    private let writing = Locked<[UInt8]>([])
     /// True when a full buffer asks the writer to flush now, not at its next tick.
     private let wake = Monitor(false)
     private let signalled = Atomic<Bool>(false)
@@ -38,9 +39,8 @@ public final class RequestLog: Sendable {
         // Holds the log weakly: the thread ends within a tick of the log's last reference going.
         do {
             try DetachedThread.start(name: "thumbd-log", stackSize: 256 << 10) { [weak self] in
-                var spare: [UInt8] = []
                 while let log = self {
-                    spare = log.writeOut(reusing: spare)
+                    log.writeOut()
                     let wake = log.wake
                     wake.wait(until: { $0 }, timeout: .milliseconds(200)) { $0 = false }
                 }
@@ -171,15 +171,16 @@ public final class RequestLog: Sendable {
 
     /// Writes out everything buffered (on the caller's thread).
     public func flush() {
-        _ = writeOut(reusing: [])
+        writeOut()
     }
 
-    /// Takes what is buffered and hands it to the sink; returns the array for reuse.
-    private func writeOut(reusing spare: [UInt8]) -> [UInt8] {
-        writing.withLock { _ in
-            let bytes = take(reusing: spare)
-            if !bytes.isEmpty { bytes.withUnsafeBytes { sink($0) } }
-            return bytes
+    /// Takes what is buffered and hands it to the sink.
+    private func writeOut() {
+        writing.withLock { written in
+            var spare: [UInt8] = []
+            swap(&spare, &written)  // the only reference, so its storage is reused, not copied
+            written = take(reusing: spare)
+            if !written.isEmpty { written.withUnsafeBytes { sink($0) } }
         }
     }
 
