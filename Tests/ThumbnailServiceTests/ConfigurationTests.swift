@@ -62,8 +62,7 @@ import Testing
     @Test func docsSettingsTableMatchesHelp() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let page = try String(
-            contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let page = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
         let lines = page.components(separatedBy: "\n")
         let header = try #require(lines.firstIndex(of: "| flag | default | meaning |"), "no settings table")
         var rows: [(flag: String, defaultText: String)] = []
