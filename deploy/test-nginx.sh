@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs deploy/nginx.conf and deploy/nginx/thumbd-locations.conf in front of two thumbd instances
 # on 127.0.0.1 (signed URLs on, a loopback origin serving generated images) and checks (see
-# README, "nginx in front"): thumbnails through nginx with the signature passed through
+# docs/operations.md, "nginx in front"): thumbnails through nginx with the signature passed through
 # untouched; a cache HIT on the second request; format=auto keyed on what Accept decides (WebP,
 # AVIF and JPEG entries side by side, other spellings of Accept hitting them, Vary: Accept kept);
 # 304 on If-None-Match; /prefetch, /cache and /metrics refused by nginx; and one instance

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks deploy/thumbd.service without systemd as PID 1 (see README, "systemd"):
+# Checks deploy/thumbd.service without systemd as PID 1 (docs/operations.md, "systemd"):
 #   1. systemd-analyze verify: no error and no warning (a temporary copy whose ExecStart names
 #      the freshly built binary, as verify wants the executable to exist; nothing else changed);
 #   2. systemd-analyze security --offline=yes: the exposure score, at most MAX_EXPOSURE (2.0);

@@ -57,13 +57,13 @@ import Testing
         #expect(text.contains("default: 32M"))
     }
 
-    /// The README's settings table says what `--help` says: the same flags, in the same order,
-    /// with the same defaults (a machine-derived default in the same words).
-    @Test func readmeSettingsTableMatchesHelp() throws {
+    /// The settings table of docs/configuration.md says what `--help` says: the same flags, in the
+    /// same order, with the same defaults (a machine-derived default in the same words).
+    @Test func docsSettingsTableMatchesHelp() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let lines = readme.components(separatedBy: "\n")
+        let page = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let lines = page.components(separatedBy: "\n")
         let header = try #require(lines.firstIndex(of: "| flag | default | meaning |"), "no settings table")
         var rows: [(flag: String, defaultText: String)] = []
         for line in lines[(header + 2)...] {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gallery in a real browser (see README, "A real page in a real browser"): photographs from a
+# The gallery in a real browser (see CONTRIBUTING.md, "Deploy and example checks"): photographs from a
 # Debian package served by a loopback origin, thumbd (signed URLs on) behind nginx with
 # deploy/nginx.conf, the page built by build.sh with signed srcset URLs and served by the same
 # nginx (examples/gallery/nginx.conf), then headless Chromium at 500 and 1280 px wide, DPR 1 and

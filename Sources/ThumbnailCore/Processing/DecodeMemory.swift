@@ -1,7 +1,7 @@
 /// The decode working set of one job, estimated from the header before any pixel is decoded: what
 /// the work budget (`--work-bytes`) charges a job before it may run. It may overestimate; it must
 /// not underestimate by more than 10 % on the bench corpus (`thumbd-bench memory` measures each
-/// image; the figures are in docs/architecture.md).
+/// image; the figures are in bench/results/decode-memory.md).
 ///
 /// The model follows what libvips 8.14 does in `vips_thumbnail`:
 /// - **Shrink-on-load.** JPEG decodes at 1/2, 1/4 or 1/8 when the output is at least 4, 8 or 16

@@ -1,7 +1,8 @@
 /// Every setting of thumbd, grouped by concern. Each default is written once, here, as the
-/// field's initial value; `--help` and the README's settings table print it from an instance
-/// (a test checks the README against `--help`). Each field is also a command-line flag and an
-/// environment variable (`THUMBD_NAME`), listed in `ServiceConfiguration.settings`; the flag wins.
+/// field's initial value; `--help` and the settings table of docs/configuration.md print it from
+/// an instance (a test checks that table against `--help`). Each field is also a command-line
+/// flag and an environment variable (`THUMBD_NAME`), listed in `ServiceConfiguration.settings`; the
+/// flag wins.
 public struct ServiceConfiguration: Sendable, Equatable {
     public var server = Server()
     public var fetch = Fetch()
