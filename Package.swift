@@ -61,7 +61,8 @@ let package = Package(
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Primitives", "TestSupport"]),
-        .testTarget(name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "Primitives", "TestSupport", "Vips"]),
+        .testTarget(
+            name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "Primitives", "TestSupport", "Vips"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,7 +18,7 @@ here="$(pwd)"
 # runner's status alone, which a report at exit would not change).
 symbolizer="$(dirname "$(readlink -f "$(command -v swift)")")/llvm-symbolizer"
 [ -x "$symbolizer" ] || symbolizer="$(command -v llvm-symbolizer || true)"
-export ASAN_OPTIONS="detect_leaks=1:exitcode=66:abort_on_error=0:external_symbolizer_path=$symbolizer"
+export ASAN_OPTIONS="suppressions=$here/scripts/sanitizers/asan.supp:detect_leaks=1:exitcode=66:abort_on_error=0:external_symbolizer_path=$symbolizer"
 export LSAN_OPTIONS="suppressions=$here/scripts/sanitizers/lsan.supp:print_suppressions=1"
 export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:print_suppressions=1:exitcode=66:halt_on_error=0:second_deadlock_stack=1:external_symbolizer_path=$symbolizer"
 
