@@ -5,7 +5,8 @@ import Testing
 
 @testable import ThumbnailCore
 
-/// The placeholder algorithms on pixels made here. (Their agreement with the reference encoders and decoders is checked in
+/// The placeholder algorithms on pixels made here, and `/info`'s way through the pipeline over
+/// the fakes. (Their agreement with the reference encoders and decoders is checked in
 /// ThumbnailServiceTests' `PlaceholderReferenceTests`.)
 @Suite struct PlaceholderTests {
     /// `width` × `height` pixels, each `rgba`.
@@ -99,5 +100,45 @@ import Testing
         #expect(withAlpha?.hasTransparency == true)
         #expect(grey.withUnsafeBytes { RGBAPixels(width: 3, height: 1, bands: 1, interleaved: $0) } == nil)
         #expect(RGBAPixels(width: 0, height: 1, samples: []) == nil)
+    }
+
+    /// `/info` through the pipeline: one job however many ask, made from the one fetch, cached
+    /// under its own kind, and gone with a purge of its source.
+    @Test func infoIsMadeOnceCachedAndPurgedWithItsSource() async throws {
+        let photo = "http://origin.example/photo.jpg"
+        let fetcher = FakeFetcher([photo: .success([100, 50])], gate: Gate())
+        let pipeline = makePipeline(fetcher, FakeImaging())
+        let source = try SourceURL(parsing: photo)
+        async let outcomes = withTaskGroup(of: FakePipeline.Outcome.self) { group in
+            for _ in 0..<10 { group.addTask { await pipeline.info(source).1 } }
+            return await group.reduce(into: [FakePipeline.Outcome]()) { $0.append($1) }
+        }
+        #expect(await eventually(pipeline.metrics) { $0.coalesced == 9 })
+        fetcher.gate.open()
+        let all = await outcomes
+        #expect(all.filter { $0 == .miss }.count == 1)
+        let (result, outcome) = await pipeline.info(source)
+        #expect(outcome == .hit)
+        let document = try result.get().image
+        #expect(document.mediaType == "application/json" && document.format == nil)
+        let json = String(decoding: document.bytes.array, as: UTF8.self)
+        #expect(json.hasPrefix("{\"width\":1000,\"height\":500,\"format\":\"jpeg\",\"hasAlpha\":false,\"frames\":1,"))
+        #expect(json.contains("\"dominantColor\":\"#808080\""))
+        let metrics = pipeline.metrics
+        #expect(metrics.renders.infos == 1 && metrics.renders.thumbnails == 0)
+        #expect(metrics.cache[.info].entries == 1 && metrics.cache[.original].entries == 1)
+        #expect(fetcher.count(photo) == 1)
+        #expect(pipeline.purge(source).entries == 2)
+        #expect(pipeline.metrics.cache[.info].entries == 0)
+        #expect(await pipeline.info(source).1 == .miss)
+    }
+}
+
+extension ThumbnailPipeline {
+    /// Async bridge for tests.
+    func info(_ source: SourceURL) async -> (Result<Variant, ThumbnailError>, Outcome) {
+        await withCheckedContinuation { continuation in
+            info(source) { result, outcome in continuation.resume(returning: (result, outcome)) }
+        }
     }
 }
