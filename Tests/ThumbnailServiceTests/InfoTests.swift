@@ -160,6 +160,33 @@ import Testing
         #expect(kinds["info"]?["hits"] == 3)
     }
 
+    /// The work is a job of the worker pool: concurrent requests join one job (one fetch, one
+    /// render), and while the only worker is taken another source's /info hears 503, as a
+    /// thumbnail would.
+    @Test func itIsMadeOnceOnTheWorkerPool() async throws {
+        let gate = TestGate()
+        let h = try Harness(routes: [
+            "/p.jpg": .gated(gate, .ok(Fixtures.jpeg(width: 300, height: 200))),
+            "/q.jpg": .ok(Fixtures.jpeg(width: 300, height: 200)),
+        ]) {
+            $0.processing.workers = 1
+            $0.processing.queueCapacity = 0
+        }
+        async let results = TestHTTPClient.concurrent(10, port: h.port, target: Self.target(h, "/p.jpg"))
+        #expect(await eventually { h.app.pipeline.metrics.coalesced == 9 })
+        #expect(h.app.pipeline.metrics.workers.admitted == 1)
+        let busy = try await h.get(Self.target(h, "/q.jpg"))
+        try expectProblem(busy, 503)
+        #expect(busy.header("retry-after") != nil)
+        gate.open()
+        let responses = try await results.map { try $0.get() }
+        #expect(responses.allSatisfy { $0.status == 200 })
+        #expect(Set(responses.map(\.body)).count == 1)
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        #expect(h.app.pipeline.metrics.renders.infos == 1)
+        #expect(try await h.get(Self.target(h, "/q.jpg")).status == 200)
+    }
+
     /// `DELETE /cache?url=` takes the info document with the source's original and variants; the
     /// next request makes it again from a new fetch.
     @Test func purgeRemovesTheInfoWithTheSource() async throws {
