@@ -27,5 +27,9 @@ def before_load_schema(context, raw_schema):
         "original": {"value": {"url": b}},
         "thumbnail": {"value": {"url": a, "w": 24, "format": "png"}},
     }
+    parameters["InfoQuery"]["examples"] = {
+        "a": {"value": {"url": a}},
+        "missing": {"value": {"url": f"{base}/missing.png"}},
+    }
     purge = raw_schema["paths"]["/cache"]["delete"]["parameters"][0]
     purge["examples"] = {"a": {"value": a}, "b": {"value": b}}

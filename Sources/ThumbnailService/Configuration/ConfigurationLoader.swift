@@ -283,6 +283,7 @@ extension ServiceConfiguration {
             "",
             "  GET  /thumb?url=URL&w=N[&PARAMETER=VALUE]...   the thumbnail",
             "  POST /prefetch?url=URL[&w=N...]               load into the cache in the background (202)",
+            "  GET  /info?url=URL                            size, format and placeholders as JSON (docs/placeholders.md)",
             "  GET  /livez                                   liveness (alias /healthz)",
             "  GET  /readyz                                  readiness: 200, or 503 while starting and draining",
             "",

@@ -2,9 +2,10 @@ import HTTPServer
 import Synchronization
 import ThumbnailCore
 
-/// The two answers a cached thumbnail ever gets on a hit — 200 with its bytes, 304 — built once,
-/// on the worker that stored the variant, and kept in its cache entry (the pipeline's `Prepared`),
-/// so a hit costs a lookup and a queue, not a response build, and they go when the entry goes.
+/// The two answers a cached thumbnail (or `/info` document) ever gets on a hit — 200 with its
+/// bytes, 304 — built once, on the worker that stored the variant, and kept in its cache entry
+/// (the pipeline's `Prepared`), so a hit costs a lookup and a queue, not a response build, and
+/// they go when the entry goes.
 /// They carry no per-request header (no `X-Request-Id`: the log line has the id).
 ///
 /// The one place a thumbnail's 200 and 304 are built: a miss is answered with the same status,
@@ -25,7 +26,7 @@ public final class HitResponses: PreparedAnswer {
 
     init(_ image: EncodedImage, fingerprint: UInt64, cacheControl: String) {
         etag = ETag.strong(fingerprint: fingerprint)
-        mediaType = image.format.mediaType
+        mediaType = image.mediaType
         self.cacheControl = cacheControl
         let bytes = image.bytes
         // libmicrohttpd sends no 304 body but takes its Content-Length from it: the 200's, as RFC

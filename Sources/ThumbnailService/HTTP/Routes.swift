@@ -48,7 +48,7 @@ final class Routes: Sendable {
 
     /// The routes, as the log names them (anything else is "other").
     static let routes: Set<String> = [
-        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats", "/metrics",
+        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats", "/metrics", "/info",
     ]
 
     /// Everything a reply needs to be answered and logged.
@@ -71,6 +71,9 @@ final class Routes: Sendable {
         case "/prefetch":
             guard request.method == "POST" else { return notAllowed(exchange, "POST") }
             prefetch(exchange)
+        case "/info":
+            guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+            info(exchange)
         case "/livez", "/healthz":
             // Liveness: the process answers. `/healthz` is the older name, kept as an alias.
             guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
@@ -212,11 +215,11 @@ final class Routes: Sendable {
         return prepared
     }
 
-    /// The checks every `/thumb` and `/prefetch` passes before anything else, the cache included
+    /// The checks every `/thumb`, `/prefetch` and `/info` passes before anything else, the cache included
     /// (so a forged URL learns nothing of what is cached): the signature, when signed URLs are on;
     /// the parameters under the size policy; `exp`; then `format=auto` settled from `Accept`.
     /// Answers and returns nil when a check fails.
-    private func admit(_ exchange: Exchange, requireSpec: Bool) -> ThumbnailRequest? {
+    func admit(_ exchange: Exchange, requireSpec: Bool) -> ThumbnailRequest? {
         if let signer, !signer.isValid(exchange.request.target) {
             // The same answer whatever was wrong (missing, malformed, wrong key, altered target).
             requestMetrics.recordSignatureFailure(expired: false)
@@ -316,7 +319,7 @@ final class Routes: Sendable {
     }
 
     /// 200 with the cached bytes (zero copy), or 304 when the client's copy is current.
-    private func answer(
+    func answer(
         _ exchange: Exchange, _ request: ThumbnailRequest, _ variant: Pipeline.Variant, outcome: Pipeline.Outcome
     ) {
         let notModified = variant.prepared.isNotModified(ifNoneMatch: exchange.request.header("if-none-match"))
@@ -325,7 +328,7 @@ final class Routes: Sendable {
         reply(exchange, response, cache: outcome.rawValue, bytes: notModified ? 0 : variant.image.bytes.count)
     }
 
-    private func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
+    func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
         let response = ProblemResponse.make(error, requestID: exchange.id.description, retryAfter: retryAfter)
         reply(exchange, response, cache: cache, error: error.description)
     }
