@@ -87,6 +87,9 @@ import ThumbnailCore
         #expect(try Self.names(try await h.get("/?w=100&url=")) == ["url"])
         #expect(try Self.names(try await h.get("/?url=%2F%2Fexample.org%2Fa.jpg")) == ["url"])
         try expectProblem(try await h.get("/?w=10&url=http://169.254.169.254/x"), 403)
+        // A URL of the longest length taken, whose canonical form is a byte longer (`/` before `?`).
+        let longest = "http://127.0.0.1:1?" + String(repeating: "0", count: 4096 - 19)
+        try expectProblem(try await h.get("/?w=10&url=\(Harness.encode(longest))"), 502)
         try expectProblem(try await h.get("/?w=10&url=\(url)", method: "POST"), 405)
     }
 

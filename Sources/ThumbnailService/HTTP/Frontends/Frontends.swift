@@ -142,7 +142,10 @@ struct ThumbTranslation {
                 query.append(("w", String(TransformSpec.maxSide)))
             }
         }
-        if let source { query.insert(("url", source.description), at: 0) }
+        // The parser checks the rest; the source, already parsed, goes in as it is (its canonical
+        // text can be a byte longer than what was sent, `http://h?q` becoming `http://h/?q`, and
+        // must not be parsed again against the length limit).
+        if source != nil { query.insert(("url", "http://source.invalid/"), at: 0) }
         let parsed: Result<ThumbnailRequest, ThumbnailError>
         do { parsed = .success(try RequestParser.parse(query: query, requireSpec: true, policy: policy)) } catch {
             parsed = .failure(error)
@@ -154,7 +157,10 @@ struct ThumbTranslation {
                 problems.append(.init(name: names[problem.name] ?? problem.name, reason: problem.reason))
             }
         }
-        guard problems.isEmpty, case .success(let request) = parsed else { throw ThumbnailError.invalid(problems) }
+        guard problems.isEmpty, case .success(var request) = parsed, let source else {
+            throw ThumbnailError.invalid(problems)
+        }
+        request.source = source
         return request
     }
 }
