@@ -141,7 +141,34 @@ import ThumbnailCore
         record(
             "/prefetch", "POST",
             try await busy.get("/prefetch?url=\(Harness.encode(busy.origin.url("/x")))", method: "POST"))
+        for (index, (path, target)) in FrameworkContractTests.routes.enumerated() {
+            for method in ["GET", "HEAD"] {
+                record(
+                    path, method,
+                    try await busy.get(target(busy.origin.url("/busy-\(index)-\(method)")), method: method))
+            }
+        }
         record("/thumb", "GET", try await holding)  // 504 at the fetch deadline
+
+        // The framework routes: every status /thumb's sources bring about, through each of them.
+        for (path, target) in FrameworkContractTests.routes {
+            let ok = target(h.origin.url("/p.jpg"))
+            let etag = try #require(try await h.get(ok).header("etag"), "\(path)")
+            for method in ["GET", "HEAD"] {
+                record(path, method, try await h.get(ok, method: method))
+                record(path, method, try await h.get(ok, [("If-None-Match", etag)], method: method))
+                record(path, method, try await h.get(target("ftp://example.org/x"), method: method))
+                record(
+                    path, method,
+                    try await h.get(
+                        target(h.origin.url("/uncached.jpg")), [("Cache-Control", "only-if-cached")], method: method))
+                for source in ["http://169.254.169.254/x", "/missing", "/big", "/text", "/bomb.png", "/boom"] {
+                    let url = source.hasPrefix("/") ? h.origin.url(source) : source
+                    record(path, method, try await h.get(target(url), method: method))
+                }
+                record(path, method, try await signed.get(target(signed.origin.url("/p.jpg")), method: method))
+            }
+        }
 
         // Any path: one that is not listed, and every listed path asked with a method it does not
         // take (405, with `Allow`); HEAD on a GET operation is that GET without a body.
@@ -166,7 +193,10 @@ import ThumbnailCore
 
         // 500 cannot be brought about with real parts (libvips refusing to encode what it decoded);
         // `everyErrorOfTheCoreIsDocumented` checks it is documented where it can occur.
-        let unproducible: Set<String> = ["/thumb GET 500", "/thumb HEAD 500", "/info GET 500", "/info HEAD 500"]
+        let unproducible = Set(
+            (["/thumb", "/info"] + FrameworkContractTests.routes.map(\.path)).flatMap {
+                ["\($0) GET 500", "\($0) HEAD 500"]
+            })
         let documented = Set(
             Self.document.operations.flatMap { op in op.statuses.map { "\(op.path) \(op.method) \($0)" } }
                 + Self.document.anyPathStatuses.map { "* ANY \($0)" })
