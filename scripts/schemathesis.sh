@@ -58,6 +58,7 @@ origin_port=$(await "$work/origin.port" '^[0-9][0-9]*')
 export THUMBD_ADMIN_TOKEN
 THUMBD_ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
 "$thumbd" --host 127.0.0.1 --port 0 --allow-loopback-sources --allowed-source-hosts 127.0.0.1 \
+  --source-base-url "http://127.0.0.1:$origin_port" \
   --workers 2 --server-threads 2 --cache-bytes 128M --work-bytes 128M --drain-delay 0 --shutdown-grace 1 \
   --log-requests false >"$work/thumbd.log" 2>&1 &
 pids+=($!)

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 # python3 and nodejs run the README's URL-signing snippets against the server.
 # prometheus brings promtool, which checks the /metrics page (MetricsTests).
 ./scripts/setup.sh python3 nodejs prometheus
+# The reference BlurHash and ThumbHash decoders (PyPI) the /info tests compare with.
+./scripts/pyref.sh
 ./scripts/check-format.sh
 swift build --build-tests
 swift test --skip-build

@@ -59,6 +59,12 @@ public enum Fixtures {
         return image.save("pngsave_buffer", options: "compression=6,strip=true")
     }
 
+    /// A PNG of exactly these pixels: `bands` (1 to 4) interleaved 8-bit samples each, row by row.
+    public static func png(pixels: [UInt8], width: Int, height: Int, bands: Int) -> [UInt8] {
+        VipsFixtureImage(pixels: pixels, width: width, height: height, bands: bands)
+            .save("pngsave_buffer", options: "compression=6,strip=true")
+    }
+
     /// A large PNG, `tile` × `tile` quadrant-pattern tiles repeated `across` × `down` times:
     /// libvips repeats the tile lazily (no full-size pixels in Swift), and the pattern compresses
     /// well (zlib level 1), so a 16-megapixel PNG takes well under a second to make.

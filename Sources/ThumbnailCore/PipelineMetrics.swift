@@ -51,6 +51,8 @@ public struct PipelineMetrics: Sendable, Equatable {
         public var copiesMade = 0
         /// Thumbnails cut from a cached decoded copy (no decode).
         public var fromCopy = 0
+        /// Info documents made (`/info`: one small decode each).
+        public var infos = 0
         /// Renders that failed (header checks included), by error code.
         public var failed: [ThumbnailError.Code: Int] = [:]
         /// Admitted jobs not run because they waited in the queue past `--queue-timeout` (503),

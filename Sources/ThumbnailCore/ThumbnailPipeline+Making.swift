@@ -1,20 +1,23 @@
 import Synchronization
 
-/// Making a variant: one job per variant key however many ask (`variantJobs`), a place in the
-/// worker pool, then the work on a worker — a cut from a cached decoded copy, or a render from the
-/// original (`+Loading`). A job is charged its decode-memory estimate against the work budget and
-/// starts when that fits; a job the pool gave up (queued or running too long) is answered with
+/// Making a variant (or an info document: `Product`): one job per key however many ask
+/// (`variantJobs`), a place in the worker pool, then the work on a worker — a cut from a cached
+/// decoded copy, or a render from the original (`+Loading`). A job is charged its decode-memory
+/// estimate against the work budget and starts when that fits; a job the pool gave up (queued or running too long) is answered with
 /// its late failure instead of its result.
 extension ThumbnailPipeline {
-    /// The miss path: makes the variant, from a cached decoded copy or the original (fetched once
-    /// however many ask). A stale original is revalidated first — in the background while within
-    /// stale-while-revalidate, else before anything is made from it.
+    /// The miss path: makes the product, a thumbnail from a cached decoded copy or the original, an
+    /// info document from the original (fetched once however many ask). A stale original is
+    /// revalidated first — in the background while within stale-while-revalidate, else before
+    /// anything is made from it.
     func make(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, priority: WorkerPool.Priority,
-        allowStale: Bool, _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
+        _ source: SourceURL, _ product: Product, _ key: CacheKey, priority: WorkerPool.Priority, allowStale: Bool,
+        _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) {
-        if !allowStale, let freshness = cachedFreshness(of: request.source), !freshness.isFresh(at: now()) {
-            guard revalidateBeforeMaking(request, spec, key, priority: priority, freshness, completion) else { return }
+        if !allowStale, let freshness = cachedFreshness(of: source), !freshness.isFresh(at: now()) {
+            guard revalidateBeforeMaking(source, product, key, priority: priority, freshness, completion) else {
+                return
+            }
         }
         let started = Atomic<Bool>(false)
         let leader = variantJobs.join(key) { result in
@@ -34,16 +37,16 @@ extension ThumbnailPipeline {
             variantJobs.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
             return
         }
-        if cutFromCopy(request, spec, key, ticket: ticket) { return }
-        makeFromOriginal(request, spec, key, ticket: ticket)
+        if case .thumbnail(let spec) = product, cutFromCopy(source, spec, key, ticket: ticket) { return }
+        makeFromOriginal(source, product, key, ticket: ticket)
     }
 
     /// A new size of a recently decoded source: cut from its cached copy, no fetch, no decode.
     /// False, and nothing done, when no cached copy can serve `spec`.
     private func cutFromCopy(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket
+        _ source: SourceURL, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket
     ) -> Bool {
-        guard case .decoded(let copy, let freshness) = cache.value(forKey: .decoded(request.source)),
+        guard case .decoded(let copy, let freshness) = cache.value(forKey: .decoded(source)),
             copy.canServe(spec)
         else { return false }
         ticket.run(costing: { [renderer] _ in renderer.cutEstimate(copy, spec: spec) }) { [self] deadline in
@@ -52,9 +55,9 @@ extension ThumbnailPipeline {
                     try renderer.render(decoded: copy, spec: spec, deadline: deadline)
                 }, key, freshness)
         } orElse: { [self] late in
-            .failure(lateFailure(late, request.source))
+            .failure(lateFailure(late, source))
         } then: { [self] result in
-            complete(key, request.source, with: result)
+            complete(key, source, with: result)
         }
         return true
     }
@@ -63,37 +66,34 @@ extension ThumbnailPipeline {
     /// waits for a fetch slot without holding a place in the pool (another origin's request could
     /// use it), then takes a place again — or hears 503 then, as anyone arriving at that moment
     /// would.
-    private func makeFromOriginal(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket
-    ) {
-        let originalKey = CacheKey.original(request.source)
+    private func makeFromOriginal(_ source: SourceURL, _ product: Product, _ key: CacheKey, ticket: WorkerPool.Ticket) {
+        let originalKey = CacheKey.original(source)
         guard cache.peek(originalKey) == nil, !sourceFetches.isInFlight(originalKey) else {
-            return loadOriginalAndRender(request, spec, key, ticket: ticket, slot: nil)
+            return loadOriginalAndRender(source, product, key, ticket: ticket, slot: nil)
         }
-        if let slot = originSlots.tryAcquire(request.source.origin) {
-            return loadOriginalAndRender(request, spec, key, ticket: ticket, slot: slot)
+        if let slot = originSlots.tryAcquire(source.origin) {
+            return loadOriginalAndRender(source, product, key, ticket: ticket, slot: slot)
         }
         let priority = ticket.priority
         ticket.release()
-        originSlots.acquire(request.source.origin) { [self] slot in
+        originSlots.acquire(source.origin) { [self] slot in
             guard let slot else {
-                return variantJobs.complete(key, with: .failure(slotTimeout(request.source.origin)))
+                return variantJobs.complete(key, with: .failure(slotTimeout(source.origin)))
             }
             guard let ticket = workers.reserve(priority) else {
                 slot.release()
                 return variantJobs.complete(key, with: .failure(ThumbnailError(.queueFull, "worker queue full")))
             }
-            loadOriginalAndRender(request, spec, key, ticket: ticket, slot: slot)
+            loadOriginalAndRender(source, product, key, ticket: ticket, slot: slot)
         }
     }
 
     /// Loads the original (cached, or fetched now with `slot` or one taken later), then runs the
     /// job that renders the variant from it.
     private func loadOriginalAndRender(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket,
-        slot: OriginSlots.Slot?
+        _ source: SourceURL, _ product: Product, _ key: CacheKey, ticket: WorkerPool.Ticket, slot: OriginSlots.Slot?
     ) {
-        loadOriginal(request.source, slot: slot, priority: ticket.priority) { [self] result, wasCached in
+        loadOriginal(source, slot: slot, priority: ticket.priority) { [self] result, wasCached in
             switch result {
             case .failure(let error):
                 ticket.release()
@@ -102,15 +102,15 @@ extension ThumbnailPipeline {
                 // A fetched original is outside the cache budget until its job is done: it counts
                 // against the work budget meanwhile (a cached one is in the cache's already).
                 let held = workers.charge(wasCached ? 0 : original.bytes.count)
-                ticket.run(costing: { [self] _ in estimate(original.bytes, spec, keepingCopy: wasCached) }) {
+                ticket.run(costing: { [self] _ in estimate(original.bytes, product, keepingCopy: wasCached) }) {
                     [self] deadline in
                     defer { held.end() }
-                    return renderFromOriginal(original, request.source, spec, key, keepingCopy: wasCached, deadline)
+                    return renderFromOriginal(original, source, product, key, keepingCopy: wasCached, deadline)
                 } orElse: { [self] late in
                     held.end()
-                    return .failure(lateFailure(late, request.source))
+                    return .failure(lateFailure(late, source))
                 } then: { [self] result in
-                    complete(key, request.source, with: result)
+                    complete(key, source, with: result)
                 }
             }
         }
@@ -118,15 +118,21 @@ extension ThumbnailPipeline {
 
     /// The job, on a worker: the first size of a source is streamed from its original, nothing
     /// else kept; a further size (the original was cached: it was asked for before) also keeps a
-    /// decoded copy, since the next sizes will be cut from it.
+    /// decoded copy, since the next sizes will be cut from it. An info document keeps nothing.
     private func renderFromOriginal(
-        _ original: Original, _ source: SourceURL, _ spec: TransformSpec, _ key: CacheKey, keepingCopy: Bool,
+        _ original: Original, _ source: SourceURL, _ product: Product, _ key: CacheKey, keepingCopy: Bool,
         _ deadline: JobDeadline
     ) -> Result<Variant, ThumbnailError> {
         let bytes = original.bytes
         let freshness = original.freshness
-        if let refusal = memoryRefusal(bytes, spec, keepingCopy: keepingCopy) {
+        if let refusal = memoryRefusal(bytes, product, keepingCopy: keepingCopy) {
             return .failure(countedFailure(refusal))
+        }
+        guard case .thumbnail(let spec) = product else {
+            return storeVariant(
+                render(\.infos) { () throws(ThumbnailError) in
+                    try renderer.describe(original: bytes, deadline: deadline).document
+                }, key, freshness)
         }
         guard keepingCopy else {
             return storeVariant(
@@ -179,13 +185,14 @@ extension ThumbnailPipeline {
     /// A job's decode memory, from the header (`DecodeMemory`): what the work budget charges it.
     /// An unreadable header costs nothing (the job fails at once); an estimate over the whole
     /// budget neither (the job is refused at once, `memoryRefusal`).
-    private func estimate(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
+    private func estimate(_ bytes: ImageBytes, _ product: Product, keepingCopy: Bool) -> Int {
         guard let info = try? renderer.inspect(bytes) else { return 0 }
-        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
+        let estimate = jobEstimate(info, product, keepingCopy: keepingCopy)
         return estimate > workers.workBudget ? 0 : estimate
     }
 
-    private func jobEstimate(_ info: SourceInfo, _ spec: TransformSpec, keepingCopy: Bool) -> Int {
+    private func jobEstimate(_ info: SourceInfo, _ product: Product, keepingCopy: Bool) -> Int {
+        guard case .thumbnail(let spec) = product else { return renderer.describeEstimate(info) }
         let first = renderer.estimate(info, spec: spec)
         guard keepingCopy else { return first }
         // A later size decodes the reusable copy and cuts from it, or streams as a first size does.
@@ -195,9 +202,9 @@ extension ThumbnailPipeline {
 
     /// `tooMuchMemory` when the job's estimate alone is over the work budget: refused before any
     /// decode (waiting could never make it fit).
-    private func memoryRefusal(_ bytes: ImageBytes, _ spec: TransformSpec, keepingCopy: Bool) -> ThumbnailError? {
+    private func memoryRefusal(_ bytes: ImageBytes, _ product: Product, keepingCopy: Bool) -> ThumbnailError? {
         guard workers.workBudget < .max, let info = try? renderer.inspect(bytes) else { return nil }
-        let estimate = jobEstimate(info, spec, keepingCopy: keepingCopy)
+        let estimate = jobEstimate(info, product, keepingCopy: keepingCopy)
         guard estimate > workers.workBudget else { return nil }
         return ThumbnailError(
             .tooMuchMemory, "decode estimate \(estimate) bytes is over the \(workers.workBudget)-byte work budget")

@@ -14,24 +14,23 @@ extension ThumbnailPipeline {
     /// renewed variant, a new one made from the changed source, the stale one (stale-if-error), or
     /// the error.
     func answerStale(
-        _ cached: Variant, _ request: ThumbnailRequest, _ key: CacheKey, priority: WorkerPool.Priority,
+        _ cached: Variant, _ source: SourceURL, _ product: Product, _ key: CacheKey, priority: WorkerPool.Priority,
         onlyIfCached: Bool, _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) {
         let overdue = cached.freshness.overdue(at: now())
         if overdue <= policy.staleWhileRevalidate {
-            revalidate(request.source, cached.freshness) { _ in }
+            revalidate(source, cached.freshness) { _ in }
             return serveStale(cached, completion)
         }
         // Past the window only the origin can say whether the copy is still good.
         if onlyIfCached { return completion(.failure(ThumbnailError(.notCached)), .miss) }
-        revalidate(request.source, cached.freshness) { [self] result in
+        revalidate(source, cached.freshness) { [self] result in
             switch result {
             case .success(.renewed):
                 completion(.success(renewPromise(cached, key, at: now())), .revalidated)
             case .success(.replaced):
                 // Everything made from the old bytes is gone: make it again from the new ones.
-                guard let spec = request.spec else { return }
-                make(request, spec, key, priority: priority, allowStale: true, completion)
+                make(source, product, key, priority: priority, allowStale: true, completion)
             case .failure(let error):
                 if Self.isTransient(error), cached.freshness.overdue(at: now()) <= policy.staleIfError {
                     serveStale(cached, completion)
@@ -46,24 +45,24 @@ extension ThumbnailPipeline {
     /// the caller should go on making the variant now (within stale-while-revalidate, with a
     /// revalidation started); false when this takes over and goes on after the revalidation.
     func revalidateBeforeMaking(
-        _ request: ThumbnailRequest, _ spec: TransformSpec, _ key: CacheKey, priority: WorkerPool.Priority,
+        _ source: SourceURL, _ product: Product, _ key: CacheKey, priority: WorkerPool.Priority,
         _ freshness: SourceFreshness,
         _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) -> Bool {
         if freshness.overdue(at: now()) <= policy.staleWhileRevalidate {
-            revalidate(request.source, freshness) { _ in }
+            revalidate(source, freshness) { _ in }
             return true
         }
-        revalidate(request.source, freshness) { [self] result in
+        revalidate(source, freshness) { [self] result in
             switch result {
             case .success:
                 // Renewed, or replaced by the new bytes: either way fresh now.
-                make(request, spec, key, priority: priority, allowStale: true, completion)
+                make(source, product, key, priority: priority, allowStale: true, completion)
             case .failure(let error):
                 guard Self.isTransient(error), freshness.overdue(at: now()) <= policy.staleIfError else {
                     return completion(.failure(error), .miss)
                 }
-                make(request, spec, key, priority: priority, allowStale: true) { [self] result, outcome in
+                make(source, product, key, priority: priority, allowStale: true) { [self] result, outcome in
                     if case .success = result { counters.withLock { $0.stale += 1 } }
                     completion(result, result.isSuccess ? .stale : outcome)
                 }

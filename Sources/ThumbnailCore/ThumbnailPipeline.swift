@@ -8,7 +8,7 @@ internal import Primitives
 /// inside) and over what the host prepares from each stored variant (`Prepared`: the HTTP layer's
 /// ready-made hit responses), so both travel typed and nothing is cast.
 ///
-/// This file is the façade: the public entry points (a hit, `thumbnail`, `prefetch`, `purge`) and
+/// This file is the façade: the public entry points (a hit, `thumbnail`, `info`, `prefetch`, `purge`) and
 /// the state every stage shares. Each stage of a miss is a file of its own:
 /// - `ThumbnailPipeline+Loading.swift`: the source's original, from the cache or fetched once
 ///   however many ask, within its origin's fetch slots and the work budget;
@@ -185,7 +185,26 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             completion(.failure(ThumbnailError(.internal, "thumbnail without a spec")), .miss)
             return
         }
-        let key = CacheKey.variant(request.source, spec)
+        answer(request.source, .thumbnail(spec), priority: priority, onlyIfCached: onlyIfCached, completion)
+    }
+
+    /// Finds or makes the source's info document (`/info`: size, format, frames, orientation and
+    /// placeholders, as JSON; see `SourceDescription`): made on a worker from the original, cached
+    /// or fetched once however many ask, and cached beside the variants — answered, kept fresh,
+    /// revalidated and purged exactly as a thumbnail is. `completion` as for `thumbnail`.
+    public func info(
+        _ source: SourceURL, priority: WorkerPool.Priority = .interactive, onlyIfCached: Bool = false,
+        completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
+    ) {
+        answer(source, .info, priority: priority, onlyIfCached: onlyIfCached, completion)
+    }
+
+    /// The product from the cache (its promise renewed if need be, or stale), or made now.
+    private func answer(
+        _ source: SourceURL, _ product: Product, priority: WorkerPool.Priority, onlyIfCached: Bool,
+        _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
+    ) {
+        let key = product.key(of: source)
         if case .variant(let cached) = cache.value(forKey: key) {
             let now = now()
             if now < cached.preparedValidUntil {
@@ -193,7 +212,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             } else if cached.freshness.isFresh(at: now) {
                 completion(.success(renewPromise(cached, key, at: now)), .hit)
             } else {
-                answerStale(cached, request, key, priority: priority, onlyIfCached: onlyIfCached, completion)
+                answerStale(cached, source, product, key, priority: priority, onlyIfCached: onlyIfCached, completion)
             }
             return
         }
@@ -202,13 +221,13 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             return
         }
         // A remembered failure answers at once — unless a stale original is cached, which
-        // stale-if-error may still make this size from (the revalidation hears the same failure).
-        if let failure = failures.failure(of: request.source), cachedFreshness(of: request.source) == nil {
+        // stale-if-error may still make this from (the revalidation hears the same failure).
+        if let failure = failures.failure(of: source), cachedFreshness(of: source) == nil {
             counters.withLock { $0.fetches.remembered += 1 }
             completion(.failure(failure), .negative)
             return
         }
-        make(request, spec, key, priority: priority, allowStale: false, completion)
+        make(source, product, key, priority: priority, allowStale: false, completion)
     }
 
     /// Prefetch: admits the work now (or throws `queueFull`), then loads the original — and the
@@ -234,7 +253,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         loadOriginal(request.source, slot: nil, priority: .background) { _, _ in ticket.release() }
     }
 
-    /// Removes the source's original, decoded copy and every variant, and keeps work already in
+    /// Removes the source's original, decoded copy, every variant and its info document, and keeps work already in
     /// progress for it from putting any of them back (it still answers its own waiters).
     @discardableResult
     public func purge(_ source: SourceURL) -> CacheRemoval {

@@ -94,7 +94,8 @@ public enum Vips {
         return VipsHeader(
             loader: loader, width: image.width, height: image.pageHeight, pageCount: image.pageCount,
             bands: image.bands, hasAlpha: image.hasAlpha, orientation: image.orientation,
-            bytesPerSample: image.bytesPerSample, interlaced: image.interlaced)
+            bytesPerSample: image.bytesPerSample, interlaced: image.interlaced,
+            compression: image.string("heif-compression"))
     }
 
     /// A thumbnail of exactly `cut`'s size (clamped to the input: never upscaled): first page, EXIF

@@ -19,10 +19,13 @@ public struct VipsHeader: Sendable, Equatable {
     /// A progressive JPEG or an interlaced (Adam7) PNG: its decoder must hold the whole image (all
     /// DCT coefficients, or every pass) before the first row comes out, whatever the output size.
     public let interlaced: Bool
+    /// How a HEIF's images are coded, as libvips names it ("av1" in an AVIF file, "hevc", ...);
+    /// nil for other formats.
+    public let compression: String?
 
     public init(
         loader: String, width: Int, height: Int, pageCount: Int, bands: Int, hasAlpha: Bool, orientation: Int,
-        bytesPerSample: Int = 1, interlaced: Bool = false
+        bytesPerSample: Int = 1, interlaced: Bool = false, compression: String? = nil
     ) {
         self.loader = loader
         self.width = width
@@ -33,6 +36,7 @@ public struct VipsHeader: Sendable, Equatable {
         self.orientation = orientation
         self.bytesPerSample = bytesPerSample
         self.interlaced = interlaced
+        self.compression = compression
     }
 
     /// Width after the EXIF orientation is applied (orientations 5...8 swap the axes).

@@ -46,6 +46,15 @@ final class VipsImageHandle {
             && vips_image_get_int(pointer, "interlaced", &value) == 0
             && value != 0
     }
+    /// A string metadata field ("heif-compression", ...), if the image has it.
+    func string(_ field: String) -> String? {
+        var value: UnsafePointer<CChar>? = nil
+        guard vips_image_get_typeof(pointer, field) != 0, vips_image_get_string(pointer, field, &value) == 0,
+            let value
+        else { return nil }
+        return String(cString: value)
+    }
+
     /// Whether the orientation swaps width and height.
     var orientationSwapsAxes: Bool { vips_image_get_orientation_swap(pointer) != 0 }
 

@@ -131,6 +131,16 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         return DecodedSource(handle: FakeCopy(width: w, height: h), width: w, height: h, byteCount: w * h, source: info)
     }
 
+    /// A flat, opaque mid-grey copy.
+    func pixels(of copy: DecodedSource<FakeCopy>) throws(ThumbnailError) -> RGBAPixels {
+        let grey: [UInt8] = [128, 128, 128, 255]
+        let samples = Array([[UInt8]](repeating: grey, count: copy.width * copy.height).joined())
+        guard let pixels = RGBAPixels(width: copy.width, height: copy.height, samples: samples) else {
+            throw ThumbnailError(.internal, "fake: no pixels")
+        }
+        return pixels
+    }
+
     func encode(_ input: EncodeInput<FakeCopy>, resize: Resize, output: OutputChoice, deadline: JobDeadline)
         throws(ThumbnailError) -> EncodedImage
     {

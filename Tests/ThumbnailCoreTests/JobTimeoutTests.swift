@@ -29,6 +29,10 @@ import Testing
             try plain.decode(source, info: info, fittingWidth: width, height: height, deadline: deadline)
         }
 
+        func pixels(of copy: DecodedSource<FakeCopy>) throws(ThumbnailError) -> RGBAPixels {
+            try plain.pixels(of: copy)
+        }
+
         func encode(_ input: EncodeInput<FakeCopy>, resize: Resize, output: OutputChoice, deadline: JobDeadline)
             throws(ThumbnailError) -> EncodedImage
         {

@@ -162,4 +162,45 @@ import Testing
             #expect(throws: ThumbnailError.self, "\(bad)") { try SourceURL(parsing: bad) }
         }
     }
+
+    /// `--snap-widths`: a width outside the list is the next allowed one up (the largest above
+    /// all), and the height scales with it unless heights are restricted.
+    @Test func widthsSnapToTheAllowedOnes() throws {
+        let policy = RequestPolicy(allowedWidths: [400, 100, 200], snapWidths: true)
+        func spec(_ query: [(String, String?)], _ policy: RequestPolicy) throws -> TransformSpec? {
+            try RequestParser.parse(
+                query: ([("url", "http://example.org/a.jpg")] + query).map { (name: $0.0, value: $0.1) },
+                requireSpec: true, policy: policy
+            ).spec
+        }
+        #expect(try spec([("w", "150")], policy) == TransformSpec(width: 200))
+        #expect(try spec([("w", "1")], policy) == TransformSpec(width: 100))
+        #expect(try spec([("w", "401")], policy) == TransformSpec(width: 400))
+        #expect(try spec([("w", "200")], policy) == TransformSpec(width: 200))
+        #expect(try spec([("w", "150"), ("h", "300")], policy) == TransformSpec(width: 200, height: 400))
+        #expect(try spec([("w", "150"), ("h", "8000")], policy) == TransformSpec(width: 200, height: 8192))
+        #expect(try spec([("w", "150"), ("dpr", "2")], policy) == TransformSpec(width: 200, dprTenths: 20))
+        let heights = RequestPolicy(allowedWidths: [100, 200], allowedHeights: [300], snapWidths: true)
+        #expect(try spec([("w", "150"), ("h", "300")], heights) == TransformSpec(width: 200, height: 300))
+        #expect(throws: ThumbnailError.self) { try spec([("w", "150"), ("h", "299")], heights) }
+        let strict = RequestPolicy(allowedWidths: [100, 200])
+        #expect(throws: ThumbnailError.invalid([.init(name: "w", reason: "must be one of 100, 200")])) {
+            try spec([("w", "150")], strict)
+        }
+    }
+
+    /// `--allowed-qualities`: a `q` outside the list is refused; without `q`, the default.
+    @Test func qualitiesAreAllowedOrRefused() throws {
+        let policy = RequestPolicy(allowedQualities: [50, 75])
+        func parse(_ query: [(String, String?)]) throws -> ThumbnailRequest {
+            try RequestParser.parse(
+                query: ([("url", "http://example.org/a.jpg"), ("w", "10")] + query).map { (name: $0.0, value: $0.1) },
+                requireSpec: true, policy: policy)
+        }
+        #expect(try parse([("q", "75")]).spec?.quality == 75)
+        #expect(try parse([]).spec?.quality == TransformSpec.defaultQuality)
+        #expect(throws: ThumbnailError.invalid([.init(name: "q", reason: "must be one of 50, 75")])) {
+            try parse([("q", "80")])
+        }
+    }
 }

@@ -93,7 +93,7 @@ import Testing
         let body = try json(response)
         #expect(body["budget"] as? Int == 64 << 20)
         let kinds = try #require(body["kinds"] as? [String: [String: Int]])
-        #expect(Set(kinds.keys) == ["original", "decoded", "variant"])
+        #expect(Set(kinds.keys) == ["original", "decoded", "variant", "info"])
         let total = try #require(body["total"] as? [String: Int])
         #expect(total["entries"] == kinds.values.reduce(0) { $0 + ($1["entries"] ?? 0) })
         return (total["entries"] ?? -1, total["bytes"] ?? -1)

@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import TestSupport
 import Testing
+import ThumbnailCore
 
 @testable import ThumbnailService
 
@@ -20,7 +21,7 @@ final class Harness: Sendable {
 
     init(
         routes: [String: TestOrigin.Reply] = [:], originHost: String = "127.0.0.1", log: LogCapture? = nil,
-        start: Bool = true, _ configure: (inout ServiceConfiguration) -> Void = { _ in }
+        start: Bool = true, sourceBase: String? = nil, _ configure: (inout ServiceConfiguration) -> Void = { _ in }
     ) throws {
         let table = TestRoutes(routes)
         self.routes = table
@@ -39,6 +40,8 @@ final class Harness: Sendable {
         // their own.
         configuration.fetch.timeout = .seconds(300)
         configuration.processing.queueTimeout = .seconds(300)
+        // `--source-base-url`: the origin, with this path (the framework routes' relative sources).
+        if let sourceBase { configuration.fetch.sourceBaseURL = try SourceURL(parsing: origin.url(sourceBase)) }
         configure(&configuration)
         let clock = clock
         let monotonic = monotonic

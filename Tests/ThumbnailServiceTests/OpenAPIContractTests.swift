@@ -48,6 +48,26 @@ import ThumbnailCore
             record("/thumb", "GET", try await h.get(target))
             record("/thumb", "HEAD", try await h.get(target, method: "HEAD"))
         }
+        // /info: the same answers as /thumb, from the same sources.
+        let info = InfoTests.target(h, "/p.jpg")
+        let document = try await h.get(info)
+        let infoTag = try #require(document.header("etag"))
+        try Self.expectDocumentedInfo(document)
+        for method in ["GET", "HEAD"] {
+            record("/info", method, try await h.get(info, method: method))
+            record("/info", method, try await h.get(info, [("If-None-Match", infoTag)], method: method))
+            record("/info", method, try await h.get(InfoTests.target(h, "/p.jpg", "w=10"), method: method))
+            record(
+                "/info", method,
+                try await h.get(
+                    InfoTests.target(h, "/uncached.jpg"), [("Cache-Control", "only-if-cached")], method: method))
+            for path in ["/missing", "/big", "/text", "/bomb.png", "/boom"] {
+                record("/info", method, try await h.get(InfoTests.target(h, path), method: method))
+            }
+            record(
+                "/info", method,
+                try await h.get("/info?url=\(Harness.encode("http://169.254.169.254/x"))", method: method))
+        }
         record(
             "/prefetch", "POST",
             try await h.get("/prefetch?url=\(Harness.encode(h.origin.url("/p.jpg")))", method: "POST"))
@@ -116,10 +136,39 @@ import ThumbnailCore
         #expect(await eventually { busy.app.pipeline.metrics.workers.admitted == 1 })
         record("/thumb", "GET", try await busy.get(busy.thumb("/other")))
         record("/thumb", "HEAD", try await busy.get(busy.thumb("/other2"), method: "HEAD"))
+        record("/info", "GET", try await busy.get(InfoTests.target(busy, "/other")))
+        record("/info", "HEAD", try await busy.get(InfoTests.target(busy, "/other2"), method: "HEAD"))
         record(
             "/prefetch", "POST",
             try await busy.get("/prefetch?url=\(Harness.encode(busy.origin.url("/x")))", method: "POST"))
+        for (index, (path, target)) in FrameworkContractTests.routes.enumerated() {
+            for method in ["GET", "HEAD"] {
+                record(
+                    path, method,
+                    try await busy.get(target(busy.origin.url("/busy-\(index)-\(method)")), method: method))
+            }
+        }
         record("/thumb", "GET", try await holding)  // 504 at the fetch deadline
+
+        // The framework routes: every status /thumb's sources bring about, through each of them.
+        for (path, target) in FrameworkContractTests.routes {
+            let ok = target(h.origin.url("/p.jpg"))
+            let etag = try #require(try await h.get(ok).header("etag"), "\(path)")
+            for method in ["GET", "HEAD"] {
+                record(path, method, try await h.get(ok, method: method))
+                record(path, method, try await h.get(ok, [("If-None-Match", etag)], method: method))
+                record(path, method, try await h.get(target("ftp://example.org/x"), method: method))
+                record(
+                    path, method,
+                    try await h.get(
+                        target(h.origin.url("/uncached.jpg")), [("Cache-Control", "only-if-cached")], method: method))
+                for source in ["http://169.254.169.254/x", "/missing", "/big", "/text", "/bomb.png", "/boom"] {
+                    let url = source.hasPrefix("/") ? h.origin.url(source) : source
+                    record(path, method, try await h.get(target(url), method: method))
+                }
+                record(path, method, try await signed.get(target(signed.origin.url("/p.jpg")), method: method))
+            }
+        }
 
         // Any path: one that is not listed, and every listed path asked with a method it does not
         // take (405, with `Allow`); HEAD on a GET operation is that GET without a body.
@@ -144,7 +193,10 @@ import ThumbnailCore
 
         // 500 cannot be brought about with real parts (libvips refusing to encode what it decoded);
         // `everyErrorOfTheCoreIsDocumented` checks it is documented where it can occur.
-        let unproducible: Set<String> = ["/thumb GET 500", "/thumb HEAD 500"]
+        let unproducible = Set(
+            (["/thumb", "/info"] + FrameworkContractTests.routes.map(\.path)).flatMap {
+                ["\($0) GET 500", "\($0) HEAD 500"]
+            })
         let documented = Set(
             Self.document.operations.flatMap { op in op.statuses.map { "\(op.path) \(op.method) \($0)" } }
                 + Self.document.anyPathStatuses.map { "* ANY \($0)" })
@@ -158,16 +210,54 @@ import ThumbnailCore
             "produced but not documented: \(seen.subtracting(documented).sorted())")
     }
 
-    /// Every error the pipeline can end a thumbnail with has its status documented on `/thumb`,
-    /// the ones no real request can bring about (500) included.
+    /// Every error the pipeline can end a thumbnail or an info document with has its status
+    /// documented on `/thumb` and `/info`, the ones no real request can bring about (500) included.
     @Test func everyErrorOfTheCoreIsDocumented() {
-        for method in ["GET", "HEAD"] {
-            let operation = Self.document.operations.first { $0.path == "/thumb" && $0.method == method }
-            let statuses = Set(operation?.statuses ?? [])
-            for code in ThumbnailError.Code.allCases {
-                let status = ProblemResponse.row(for: code).status
-                #expect(statuses.contains(status), "\(method) /thumb: \(code) answers \(status), not documented")
+        for path in ["/thumb", "/info"] {
+            for method in ["GET", "HEAD"] {
+                let operation = Self.document.operations.first { $0.path == path && $0.method == method }
+                let statuses = Set(operation?.statuses ?? [])
+                for code in ThumbnailError.Code.allCases {
+                    let status = ProblemResponse.row(for: code).status
+                    #expect(statuses.contains(status), "\(method) \(path): \(code) answers \(status), not documented")
+                }
             }
+        }
+    }
+
+    /// A real /info answer has exactly the documented fields, all required, each of its type.
+    static func expectDocumentedInfo(_ response: TestHTTPResponse) throws {
+        let schema = try #require(document.schema("Info"))
+        let body = try InfoTests.json(response)
+        let properties = document.properties(of: schema)
+        #expect(Set(properties.map(\.name)) == Set(body.keys))
+        #expect(Set(schema["required"]?.strings ?? []) == Set(body.keys))
+        #expect(schema["additionalProperties"]?.string == "false")
+        for (name, property) in properties {
+            switch property["type"]?.string {
+            case "integer": #expect(body[name] is Int, "\(name)")
+            case "boolean": #expect(body[name] is Bool, "\(name)")
+            default:
+                let value = try #require(body[name] as? String, "\(name)")
+                if let pattern = property["pattern"]?.string {
+                    #expect(value.range(of: pattern, options: .regularExpression) != nil, "\(name): \(value)")
+                }
+                if let words = property["enum"]?.strings { #expect(words.contains(value), "\(name)") }
+            }
+        }
+    }
+
+    /// /info takes the source alone: one query object whose only property is `url`.
+    @Test func theInfoQueryIsTheSourceAlone() throws {
+        let document = Self.document
+        for method in ["GET", "HEAD"] {
+            let operation = try #require(document.operation("/info", method))
+            let query = operation.parameters.filter { $0["in"]?.string == "query" }
+            #expect(query.count == 1)
+            let schema = document.resolve(try #require(query.first?["schema"]))
+            #expect(schema["additionalProperties"]?.string == "false")
+            #expect(document.properties(of: schema).map(\.name) == ["url"])
+            #expect(schema["required"]?.strings == ["url"])
         }
     }
 

@@ -208,10 +208,12 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
 
     // MARK: - The policy (the lock is held)
 
-    /// A hit: a variant in probation is promoted to protected (demoting protected's least recent
+    /// A hit: a variant (or info document) in probation is promoted to protected (demoting protected's least recent
     /// entries past its share); anything else moves to the recent end of its own segment.
     private func touch(_ node: CacheNode, _ state: inout State) {
-        let promote = node.segment == .probation && node.key.kind == .variant && node.cost <= protectedCapacity
+        // Info documents are small answers asked for again and again, as thumbnails are.
+        let answers = node.key.kind == .variant || node.key.kind == .info
+        let promote = node.segment == .probation && answers && node.cost <= protectedCapacity
         let target: CacheSegment = promote ? .protected : node.segment
         if node.segment == target {
             // Already the most recent of its segment: nothing to move (the common case of a hot entry).

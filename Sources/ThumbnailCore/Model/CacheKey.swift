@@ -1,5 +1,5 @@
-/// What the one cache (and the coalescing of in-flight work) is keyed by. Originals, decoded copies
-/// and variants share the cache; the kind keeps them apart, and a variant's key holds every
+/// What the one cache (and the coalescing of in-flight work) is keyed by. Originals, decoded copies,
+/// variants and info documents share the cache; the kind keeps them apart, and a variant's key holds every
 /// output-affecting parameter of its spec (`TransformSpec` is `Hashable` over exactly those).
 ///
 /// A struct over one immutable box with the hash computed once: a key is looked up, copied and
@@ -38,10 +38,12 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public static func variant(_ source: SourceURL, _ spec: TransformSpec) -> CacheKey {
         CacheKey(.variant, source, spec)
     }
+    /// A source's info document (`/info`): one per source, made from its original like a variant.
+    public static func info(_ source: SourceURL) -> CacheKey { CacheKey(.info, source, nil) }
 
     public var kind: CacheKind { box.kind }
     public var source: SourceURL { box.source }
-    /// The variant's spec (nil for originals and decoded copies).
+    /// The variant's spec (nil for originals, decoded copies and info documents).
     public var spec: TransformSpec? { box.spec }
 
     public static func == (a: CacheKey, b: CacheKey) -> Bool {
@@ -57,9 +59,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The three kinds of cache entry, for per-kind accounting.
+/// The kinds of cache entry, for per-kind accounting.
 public enum CacheKind: String, Sendable, CaseIterable {
-    case original, decoded, variant
+    case original, decoded, variant, info
 
     /// Position in `allCases`, for per-kind tables.
     var index: Int {
@@ -67,6 +69,7 @@ public enum CacheKind: String, Sendable, CaseIterable {
         case .original: 0
         case .decoded: 1
         case .variant: 2
+        case .info: 3
         }
     }
 }

@@ -28,8 +28,8 @@ public enum RequestParser {
         var source: SourceURL? = nil
         if case .source(let url) = value(.url) { source = url }
         if !seen.contains("url") { problems.append(.init(name: "url", reason: "is required")) }
-        let width = value(.width)?.integer
-        let height = value(.height)?.integer
+        var width = value(.width)?.integer
+        var height = value(.height)?.integer
         let dprTenths = value(.dpr)?.tenths ?? 10
         let fit = value(.fit)?.word.flatMap(Fit.init(rawValue:))
         let crop = value(.crop)?.word.flatMap(Crop.init(rawValue:))
@@ -39,7 +39,13 @@ public enum RequestParser {
 
         let expires = value(.expires)?.integer
         _ = value(.signature)
-        checkAllowedSizes(width: width, height: height, policy: policy, problems: &problems)
+        checkAllowedSizes(width: &width, height: &height, policy: policy, problems: &problems)
+        if let quality, !policy.allowedQualities.isEmpty, !policy.allowedQualities.contains(quality) {
+            problems.append(
+                .init(
+                    name: "q",
+                    reason: "must be one of \(policy.allowedQualities.map(String.init).joined(separator: ", "))"))
+        }
         if policy.signed && !seen.contains("sig") { problems.append(.init(name: "sig", reason: "is required")) }
 
         let outputNames = RequestParameter.all.filter { ![.source, .never].contains($0.key) && $0 != .width }.map(
@@ -97,21 +103,31 @@ public enum RequestParser {
         return (texts, seen)
     }
 
-    /// The size policy (`--allowed-widths`, `--allowed-heights`): a problem for a size outside it.
+    /// The size policy (`--allowed-widths`, `--allowed-heights`, `--snap-widths`): a problem for a
+    /// size outside it, or the width snapped to an allowed one (and the height with it, when heights
+    /// are not restricted: the box keeps its shape). Heights are checked as requested.
     private static func checkAllowedSizes(
-        width: Int?, height: Int?, policy: RequestPolicy, problems: inout [ThumbnailError.InvalidParam]
+        width: inout Int?, height: inout Int?, policy: RequestPolicy, problems: inout [ThumbnailError.InvalidParam]
     ) {
-        if let width, !policy.allowedWidths.isEmpty, !policy.allowedWidths.contains(width) {
-            problems.append(
-                .init(
-                    name: "w", reason: "must be one of \(policy.allowedWidths.map(String.init).joined(separator: ", "))"
-                ))
-        }
-        if let height, !policy.allowedHeights.isEmpty, !policy.allowedHeights.contains(height) {
+        if let requested = height, !policy.allowedHeights.isEmpty, !policy.allowedHeights.contains(requested) {
             problems.append(
                 .init(
                     name: "h",
                     reason: "must be one of \(policy.allowedHeights.map(String.init).joined(separator: ", "))"))
+        }
+        guard let requested = width, !policy.allowedWidths.isEmpty, !policy.allowedWidths.contains(requested) else {
+            return
+        }
+        guard let snapped = policy.snappedWidth(requested) else {
+            problems.append(
+                .init(
+                    name: "w", reason: "must be one of \(policy.allowedWidths.map(String.init).joined(separator: ", "))"
+                ))
+            return
+        }
+        width = snapped
+        if let box = height, policy.allowedHeights.isEmpty {
+            height = min(TransformSpec.maxSide, max(1, (box * snapped + requested / 2) / requested))
         }
     }
 

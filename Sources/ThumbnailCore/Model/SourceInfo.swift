@@ -1,7 +1,7 @@
 /// What a header read tells about a source, before any pixel is decoded.
 public struct SourceInfo: Sendable, Equatable {
     public var format: SourceFormat
-    /// Width and height of the first page, EXIF orientation not yet applied.
+    /// Width and height of the first page as displayed (EXIF orientation applied).
     public var width: Int
     public var height: Int
     public var pageCount: Int
@@ -13,10 +13,14 @@ public struct SourceInfo: Sendable, Equatable {
     /// A progressive JPEG or an interlaced PNG: the decoder holds the whole image, whatever the
     /// output size (the decode-memory estimate needs to know).
     public var interlaced: Bool
+    /// The EXIF orientation, 1...8 (1 when there is none).
+    public var orientation: Int
+    /// A `.heif` whose images are AV1: an AVIF file. One decoder reads both; `/info` names it.
+    public var isAVIF: Bool
 
     public init(
         format: SourceFormat, width: Int, height: Int, pageCount: Int = 1, hasAlpha: Bool = false, bands: Int? = nil,
-        bytesPerSample: Int = 1, interlaced: Bool = false
+        bytesPerSample: Int = 1, interlaced: Bool = false, orientation: Int = 1, isAVIF: Bool = false
     ) {
         self.format = format
         self.width = width
@@ -26,6 +30,8 @@ public struct SourceInfo: Sendable, Equatable {
         self.bands = bands ?? (hasAlpha ? 4 : 3)
         self.bytesPerSample = bytesPerSample
         self.interlaced = interlaced
+        self.orientation = orientation
+        self.isAVIF = isAVIF
     }
 
     public var pixels: Int { width.multipliedReportingOverflow(by: height).overflow ? .max : width * height }

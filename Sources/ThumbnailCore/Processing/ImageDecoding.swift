@@ -9,4 +9,8 @@ public protocol ImageDecoding: Sendable {
         _ source: ImageBytes, info: SourceInfo, fittingWidth width: Int, height: Int, deadline: JobDeadline
     ) throws(ThumbnailError)
         -> DecodedSource<Decoded>
+
+    /// A decoded copy's pixels as 8-bit RGBA, what `/info`'s placeholders are computed from:
+    /// greyscale widened, an opaque alpha added where the copy has none.
+    func pixels(of copy: DecodedSource<Decoded>) throws(ThumbnailError) -> RGBAPixels
 }

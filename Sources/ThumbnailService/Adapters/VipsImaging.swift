@@ -1,7 +1,7 @@
 import ThumbnailCore
 import Vips
 
-/// Core's three image jobs (inspect, decode a reusable copy, encode a thumbnail) on libvips, and
+/// Core's image jobs (inspect, decode a reusable copy and read its pixels, encode a thumbnail) on libvips, and
 /// the one place where Core's formats meet libvips' names. Only the loaders of formats we mean to
 /// take are allowed (libvips' untrusted loaders are blocked globally as well, in `Vips.initialize`).
 public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
@@ -47,7 +47,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         return SourceInfo(
             format: format, width: header.orientedWidth, height: header.orientedHeight, pageCount: header.pageCount,
             hasAlpha: header.hasAlpha, bands: header.bands, bytesPerSample: header.bytesPerSample,
-            interlaced: header.interlaced)
+            interlaced: header.interlaced, orientation: header.orientation, isAVIF: header.compression == "av1")
     }
 
     public func decode(
@@ -64,6 +64,20 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         }
         return DecodedSource(
             handle: image, width: image.width, height: image.height, byteCount: image.byteCount, source: info)
+    }
+
+    public func pixels(of copy: DecodedSource<VipsDecodedImage>) throws(ThumbnailError) -> RGBAPixels {
+        let image = copy.handle
+        let samples: [UInt8]
+        do { samples = try image.pixels() } catch { throw Self.map(error) }
+        let pixels = samples.withUnsafeBytes {
+            RGBAPixels(width: image.width, height: image.height, bands: image.bands, interleaved: $0)
+        }
+        guard let pixels else {
+            throw ThumbnailError(
+                .internal, "\(samples.count) samples for \(image.width)x\(image.height)x\(image.bands)")
+        }
+        return pixels
     }
 
     public func encode(

@@ -77,6 +77,25 @@ extension ServiceConfiguration {
             config.fetch.allowedHosts = hosts
             return nil
         },
+        .init(
+            name: "source-base-url", kind: .value("URL"),
+            help:
+                "Where a source written as a path (/a.jpg) on /_next/image, /, /_ipx and /_image is fetched from: this URL followed by the path; empty: such sources are refused",
+            defaultText: { $0.fetch.sourceBaseURL?.description ?? "" }
+        ) { config, text in
+            if text.isEmpty {
+                config.fetch.sourceBaseURL = nil
+                return nil
+            }
+            guard let url = try? SourceURL(parsing: text), !url.pathAndQuery.contains("?"), !text.contains("#"),
+                text.utf8.count <= Frontends.maxBaseLength
+            else {
+                return
+                    "must be an absolute http or https URL of at most \(Frontends.maxBaseLength) bytes without query or fragment (https://www.example.org)"
+            }
+            config.fetch.sourceBaseURL = url
+            return nil
+        },
         .seconds("connect-timeout", \.fetch.connectTimeout, 0.1...600, "Source connect timeout, seconds"),
         .seconds(
             "fetch-timeout", \.fetch.timeout, 0.1...3600,
@@ -152,12 +171,37 @@ extension ServiceConfiguration {
             config.access.adminToken = text
             return nil
         },
-        .list(
-            "allowed-widths", \.access.allowedWidths, 1...TransformSpec.maxSide,
-            "Comma-separated widths w may take (before dpr); empty: any"),
+        .init(
+            name: "allowed-widths", kind: .value("LIST"),
+            help:
+                "Comma-separated widths w may take (before dpr): numbers, next (Next.js' default sizes), astro (Astro's breakpoints); empty: any (/_next/image: Next.js' defaults)",
+            defaultText: { $0.access.allowedWidths.map(String.init).joined(separator: ",") }
+        ) { config, text in
+            var widths: Set<Int> = []
+            for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() })
+            where !item.isEmpty {
+                if let sizes = FrameworkWidths.keywords[item] {
+                    widths.formUnion(sizes)
+                } else if let width = Int(item), (1...TransformSpec.maxSide).contains(width) {
+                    widths.insert(width)
+                } else {
+                    return
+                        "must be a comma-separated list of widths from 1 to \(TransformSpec.maxSide) and the keywords next, astro"
+                }
+            }
+            config.access.allowedWidths = widths.sorted()
+            return nil
+        },
         .list(
             "allowed-heights", \.access.allowedHeights, 1...TransformSpec.maxSide,
             "Comma-separated heights h may take (before dpr); empty: any"),
+        .bool(
+            "snap-widths", \.access.snapWidths,
+            "Round a w outside --allowed-widths up to the next allowed width (the largest when above all) on /thumb, /prefetch, /, /_ipx and /_image instead of answering 400"
+        ),
+        .list(
+            "allowed-qualities", \.access.allowedQualities, 1...100,
+            "Comma-separated qualities q may take (a request without q gets the default, 80); empty: any"),
         .bool("log-requests", \.logging.requests, "One log line per request on standard error"),
         .init(
             name: "log-format", kind: .value("logfmt|json"),
@@ -238,7 +282,27 @@ extension ServiceConfiguration {
             }
             if let problem = setting.apply(&config, value!) { problems.append("--\(name) \(value!): \(problem)") }
         }
+        if problems.isEmpty { problems = config.crossCheckProblems() }
         return problems.isEmpty ? .success(.run(config)) : .failure(ConfigurationError(problems: problems))
+    }
+
+    /// What is wrong between settings that are each valid alone.
+    func crossCheckProblems() -> [String] {
+        var problems: [String] = []
+        if access.snapWidths && access.allowedWidths.isEmpty {
+            problems.append("--snap-widths: needs --allowed-widths (the widths to round to)")
+        }
+        if let base = fetch.sourceBaseURL {
+            // A base every source under it would be refused for is a mistake to report now.
+            let policy = SourcePolicy(
+                allowLoopback: fetch.allowLoopback, allowPrivate: fetch.allowPrivate, allowedHosts: fetch.allowedHosts)
+            do { try policy.check(base) } catch {
+                problems.append(
+                    "--source-base-url \(base): not a source this instance may fetch (--allowed-source-hosts, --allow-loopback-sources, --allow-private-sources)"
+                )
+            }
+        }
+        return problems
     }
 
     /// `thumbd sign --key HEX 'PATH?QUERY'`.
@@ -283,8 +347,13 @@ extension ServiceConfiguration {
             "",
             "  GET  /thumb?url=URL&w=N[&PARAMETER=VALUE]...   the thumbnail",
             "  POST /prefetch?url=URL[&w=N...]               load into the cache in the background (202)",
+            "  GET  /info?url=URL                            size, format and placeholders as JSON (docs/placeholders.md)",
             "  GET  /livez                                   liveness (alias /healthz)",
             "  GET  /readyz                                  readiness: 200, or 503 while starting and draining",
+            "  GET  /_next/image?url=URL|/PATH&w=N&q=N         Next.js' image optimizer (docs/frontends.md)",
+            "  GET  /?url=URL&w=N...                          weserv-style query (Nuxt's weserv provider)",
+            "  GET  /_ipx/MODIFIERS/PATH                      IPX-style path (Nuxt Image)",
+            "  GET  /_image?href=URL|/PATH&w=N...             Astro's image endpoint",
             "",
             "Request parameters (/thumb and /prefetch):",
         ]

@@ -1,3 +1,5 @@
+import ThumbnailCore
+
 /// Every setting of thumbd, grouped by concern. Each default is written once, here, as the
 /// field's initial value; `--help` and the settings table of docs/configuration.md print it from
 /// an instance (a test checks that table against `--help`). Each field is also a command-line
@@ -23,6 +25,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var allowedWidths: [Int] = []
         /// When non-empty, the only `h` values accepted.
         public var allowedHeights: [Int] = []
+        /// When non-empty, the only `q` values a request may name.
+        public var allowedQualities: [Int] = []
+        /// A `w` outside `allowedWidths` is rounded up to an allowed one instead of refused (on
+        /// every route but `/_next/image`, which answers as Next.js' optimizer does).
+        public var snapWidths = false
         /// Bearer token of the admin endpoints (`DELETE /cache`, `GET /cache/stats`); nil: they do
         /// not exist (404). Secret: never printed.
         public var adminToken: String? = nil
@@ -67,6 +74,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var allowPrivate = false
         /// When non-empty, the only source hosts allowed ("images.example.org", "*.example.org").
         public var allowedHosts: [String] = []
+        /// Where the framework routes fetch a source written as a path (`/a.jpg`): this URL with
+        /// the path appended; nil: such sources are refused (400).
+        public var sourceBaseURL: SourceURL? = nil
         /// Per source connection.
         public var connectTimeout: Duration = .seconds(5)
         /// For a whole source fetch, redirects included.

@@ -2,14 +2,39 @@ import HTTPServer
 import Synchronization
 import ThumbnailCore
 
-/// The two answers a cached thumbnail ever gets on a hit — 200 with its bytes, 304 — built once,
-/// on the worker that stored the variant, and kept in its cache entry (the pipeline's `Prepared`),
-/// so a hit costs a lookup and a queue, not a response build, and they go when the entry goes.
+/// The two answers a cached thumbnail (or `/info` document) ever gets on a hit — 200 with its
+/// bytes, 304 — built once, on the worker that stored the variant, and kept in its cache entry
+/// (the pipeline's `Prepared`), so a hit costs a lookup and a queue, not a response build, and
+/// they go when the entry goes.
 /// They carry no per-request header (no `X-Request-Id`: the log line has the id).
 ///
 /// The one place a thumbnail's 200 and 304 are built: a miss is answered with the same status,
 /// headers and body (`answer`), plus its own `X-Cache` and `Vary`.
+///
+/// `/_next/image` answers the same entry with more headers (`Style.nextImage`: `Vary: Accept`
+/// and the hardening Next.js' optimizer sends). That pair is made on the entry's first such
+/// answer and kept with it, so an entry only `/thumb` asks for never carries it.
 public final class HitResponses: PreparedAnswer {
+    /// Which headers a route answers a cached thumbnail with.
+    enum Style {
+        /// `/thumb` and the other routes: the thumbnail's own headers.
+        case plain
+        /// `/_next/image`: plus `Vary: Accept`, `X-Content-Type-Options` and
+        /// `Content-Security-Policy`, as Next.js' optimizer answers.
+        case nextImage
+    }
+
+    /// A 200 and a 304 of one style.
+    final class Pair: Sendable {
+        let ok: HTTPPreparedResponse
+        let notModified: HTTPPreparedResponse
+
+        init(ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
+            self.ok = ok
+            self.notModified = notModified
+        }
+    }
+
     let ok: HTTPPreparedResponse
     let notModified: HTTPPreparedResponse
     let etag: String
@@ -18,6 +43,9 @@ public final class HitResponses: PreparedAnswer {
     /// True while the cache entry holding these is in the cache: a kept reference (`ParsedTargets`)
     /// may serve them only then. Cleared by the cache, under its lock, when the entry leaves.
     private let cached = Atomic<Bool>(true)
+    /// The `.nextImage` pair once made (retained here, released in `deinit`); published with
+    /// release/acquire, so a polling thread that loads it sees it whole.
+    private let nextImagePair = Atomic<Unmanaged<Pair>?>(nil)
 
     var isCached: Bool { cached.load(ordering: .acquiring) }
 
@@ -25,22 +53,58 @@ public final class HitResponses: PreparedAnswer {
 
     init(_ image: EncodedImage, fingerprint: UInt64, cacheControl: String) {
         etag = ETag.strong(fingerprint: fingerprint)
-        mediaType = image.format.mediaType
+        mediaType = image.mediaType
         self.cacheControl = cacheControl
         let bytes = image.bytes
         // libmicrohttpd sends no 304 body but takes its Content-Length from it: the 200's, as RFC
         // 9110 allows, rather than a false 0.
         let body = HTTPBody.buffer(bytes.buffer, owner: bytes)
         ok = HTTPPreparedResponse(
-            status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit"), body: body)
+            status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .plain), body: body)
         notModified = HTTPPreparedResponse(
-            status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit"), body: body)
+            status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .plain), body: body)
+    }
+
+    deinit {
+        nextImagePair.load(ordering: .acquiring)?.release()
     }
 
     /// The two responses and this object with its strings (128 B); the thumbnail's bytes are the
     /// entry's. 2,016 B for a 200 with four headers and a 304 with three, against 1,940 B measured
     /// (40,000 made in one process, RSS growth / count). Charged by the cache with the entry.
+    ///
+    /// The `.nextImage` pair is not in it: the charge must be the same for every preparation of a
+    /// variant, and that pair exists only once `/_next/image` asked. It is at most one per cached
+    /// variant (about 2.8 KB), made only for variants `/_next/image` is answered with.
     public var residentBytes: Int { 128 + ok.residentBytes + notModified.residentBytes }
+
+    /// The hit responses of a style.
+    func pair(_ style: Style) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
+        switch style {
+        case .plain: return (ok, notModified)
+        case .nextImage:
+            let pair = nextImage
+            return (pair.ok, pair.notModified)
+        }
+    }
+
+    /// The `.nextImage` pair, made by the first caller (a lost race releases its own copy).
+    private var nextImage: Pair {
+        if let pair = nextImagePair.load(ordering: .acquiring) { return pair.takeUnretainedValue() }
+        let made = Unmanaged.passRetained(
+            Pair(
+                ok: HTTPPreparedResponse(
+                    status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .nextImage),
+                    body: ok.body),
+                notModified: HTTPPreparedResponse(
+                    status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .nextImage),
+                    body: ok.body)))
+        let (exchanged, current) = nextImagePair.compareExchange(
+            expected: nil, desired: made, ordering: .acquiringAndReleasing)
+        guard !exchanged, let current else { return made.takeUnretainedValue() }
+        made.release()
+        return current.takeUnretainedValue()
+    }
 
     /// Whether a request's `If-None-Match` matches this thumbnail.
     func isNotModified(ifNoneMatch: String?) -> Bool {
@@ -49,19 +113,31 @@ public final class HitResponses: PreparedAnswer {
 
     /// The answer for a request that was not a plain hit (a miss, a coalesced wait, a negotiated
     /// format): the prepared response's status and body, with this request's `X-Cache` and `Vary`.
-    func answer(notModified: Bool, cache: String, variesOnAccept: Bool) -> HTTPResponse {
+    func answer(notModified: Bool, cache: String, variesOnAccept: Bool, style: Style = .plain) -> HTTPResponse {
         let prepared = notModified ? self.notModified : ok
-        var headers = Self.headers(prepared.status, etag, mediaType, cacheControl, cache)
-        if variesOnAccept { headers.append(("Vary", "Accept")) }
+        var headers = Self.headers(prepared.status, etag, mediaType, cacheControl, cache, style)
+        if variesOnAccept && style == .plain { headers.append(("Vary", "Accept")) }
         return HTTPResponse(status: prepared.status, headers: headers, body: prepared.body)
     }
 
+    /// What Next.js' optimizer sends with every image, to keep a browser from reading it as
+    /// anything else (an SVG passed through would otherwise run scripts).
+    static let nextImageHardening = [
+        ("X-Content-Type-Options", "nosniff"),
+        ("Content-Security-Policy", "script-src 'none'; frame-src 'none'; sandbox;"),
+    ]
+
     private static func headers(
-        _ status: Int, _ etag: String, _ mediaType: String, _ cacheControl: String, _ cache: String
+        _ status: Int, _ etag: String, _ mediaType: String, _ cacheControl: String, _ cache: String, _ style: Style
     )
         -> [(String, String)]
     {
-        let common = [("ETag", etag), ("Cache-Control", cacheControl), ("X-Cache", cache)]
-        return status == 304 ? common : [("Content-Type", mediaType)] + common
+        var headers = [("ETag", etag), ("Cache-Control", cacheControl), ("X-Cache", cache)]
+        if status != 304 { headers.insert(("Content-Type", mediaType), at: 0) }
+        if style == .nextImage {
+            headers.append(("Vary", "Accept"))
+            if status != 304 { headers += nextImageHardening }
+        }
+        return headers
     }
 }

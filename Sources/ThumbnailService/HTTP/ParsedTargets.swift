@@ -3,8 +3,9 @@ import ThumbnailCore
 
 /// The request targets already parsed, each with the variant key it names: a repeated `/thumb?…`
 /// (the same `<img src>` on every page view) skips parsing and key building on its way to the
-/// cache. Only for requests whose key does not depend on headers (not `format=auto`). Bounded:
-/// emptied when full (re-filling is just parsing again).
+/// cache. A key that depends on a header (`/_next/image`'s format, from `Accept`) is remembered
+/// per `flavour`, the header's outcome, which the hit works out first (`format=auto` on `/thumb` is
+/// not remembered). Bounded: emptied when full (re-filling is just parsing again).
 ///
 /// With signed URLs only targets whose signature was checked are remembered, with their `exp`:
 /// the signature of one exact target never changes (the keys are fixed for the process), so a
@@ -41,16 +42,23 @@ final class ParsedTargets: Sendable {
     /// How long a hit may be served from a kept reference before the cache is asked again.
     static let keptFor = Duration.seconds(1)
 
-    private let table = Locked<[String: Entry]>([:])
+    /// A target as remembered: its text and, for a key that depends on a header, that header's
+    /// outcome (0 otherwise).
+    struct Target: Hashable {
+        let text: String
+        let flavour: UInt8
+    }
+
+    private let table = Locked<[Target: Entry]>([:])
     let capacity: Int
 
     init(capacity: Int = 8192) { self.capacity = capacity }
 
     /// The kept responses of `target`, when they may still be served at `now`, with its `exp` and
     /// byte count; otherwise what is remembered of it (its key); nil when it is not remembered.
-    func lookup(_ target: String, now: ContinuousClock.Instant) -> Lookup? {
+    func lookup(_ target: String, flavour: UInt8 = 0, now: ContinuousClock.Instant) -> Lookup? {
         table.withLock { table in
-            guard let entry = table[target] else { return nil }
+            guard let entry = table[Target(text: target, flavour: flavour)] else { return nil }
             if let until = entry.keptUntil, now < until, let responses = entry.kept, responses.isCached {
                 return .kept(responses, bytes: entry.keptBytes, expires: entry.expires)
             }
@@ -64,21 +72,23 @@ final class ParsedTargets: Sendable {
     }
 
     /// Keeps `variant`, found in the cache at `now` under `target`'s remembered key.
-    func keep(_ target: String, _ variant: CachedVariant<HitResponses>, now: ContinuousClock.Instant) {
+    func keep(
+        _ target: String, flavour: UInt8 = 0, _ variant: CachedVariant<HitResponses>, now: ContinuousClock.Instant
+    ) {
         let until = min(variant.preparedValidUntil, now + Self.keptFor)
         table.withLock { table in
-            guard let entry = table[target] else { return }
+            guard let entry = table[Target(text: target, flavour: flavour)] else { return }
             entry.kept = variant.prepared
             entry.keptBytes = variant.image.bytes.count
             entry.keptUntil = until
         }
     }
 
-    func remember(_ target: String, key: CacheKey, expires: Int? = nil) {
+    func remember(_ target: String, flavour: UInt8 = 0, key: CacheKey, expires: Int? = nil) {
         guard target.utf8.count <= 2048 else { return }
         table.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }
-            table[target] = Entry(key: key, expires: expires)
+            table[Target(text: target, flavour: flavour)] = Entry(key: key, expires: expires)
         }
     }
 }

@@ -9,12 +9,14 @@ import ThumbnailCore
 final class Routes: Sendable {
     let pipeline: Pipeline
     let log: RequestLog
-    private let ids = RequestIDs()
-    private let parsedTargets = ParsedTargets()
+    let ids = RequestIDs()
+    let parsedTargets = ParsedTargets()
     private let retryAfter: Int
     /// nil when signed URLs are off.
-    private let signer: URLSigner?
+    let signer: URLSigner?
     private let policy: RequestPolicy
+    /// What the framework routes (`/_next/image`, `/`, `/_ipx/`, `/_image`) allow and resolve against.
+    let frontends: Frontends
     /// Unix seconds, for `exp`.
     private let now: @Sendable () -> Double
     /// `Bearer <token>` as the admin endpoints expect it; nil: they do not exist.
@@ -23,7 +25,7 @@ final class Routes: Sendable {
     private let readiness: Readiness
     /// `/metrics`, and the counters every answer goes into.
     let metrics: MetricsPage
-    private let requestMetrics: RequestMetrics
+    let requestMetrics: RequestMetrics
     /// False when `/metrics` has its own listener (`--metrics-listen`): then it is 404 here.
     private let metricsOnMainPort: Bool
 
@@ -43,12 +45,15 @@ final class Routes: Sendable {
         let access = configuration.access
         self.signer = access.signingKeys.isEmpty ? nil : URLSigner(keys: access.signingKeys)
         self.policy = RequestPolicy(
-            allowedWidths: access.allowedWidths, allowedHeights: access.allowedHeights, signed: signer != nil)
+            allowedWidths: access.allowedWidths, allowedHeights: access.allowedHeights,
+            allowedQualities: access.allowedQualities, snapWidths: access.snapWidths, signed: signer != nil)
+        self.frontends = Frontends(configuration)
     }
 
     /// The routes, as the log names them (anything else is "other").
     static let routes: Set<String> = [
-        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats", "/metrics",
+        "/thumb", "/prefetch", "/livez", "/healthz", "/readyz", "/cache", "/cache/stats", "/metrics", "/info",
+        "/_next/image", "/", "/_ipx", "/_image",
     ]
 
     /// Everything a reply needs to be answered and logged.
@@ -71,6 +76,9 @@ final class Routes: Sendable {
         case "/prefetch":
             guard request.method == "POST" else { return notAllowed(exchange, "POST") }
             prefetch(exchange)
+        case "/info":
+            guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+            info(exchange)
         case "/livez", "/healthz":
             // Liveness: the process answers. `/healthz` is the older name, kept as an alias.
             guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
@@ -95,6 +103,10 @@ final class Routes: Sendable {
                     error: "admin-disabled")
             }
             admin(exchange)
+        case "/_next/image", "/", "/_image":
+            frontend(exchange)
+        case let path where path.hasPrefix("/_ipx/"):
+            frontend(exchange)
         default:
             problem(exchange, 404, "Not found", "No such route. See openapi.yaml for the API.")
         }
@@ -138,7 +150,8 @@ final class Routes: Sendable {
     /// (a body, or HTTP/1.1 without Host).
     private func accept(_ request: HTTPRequest, _ responder: HTTPResponder, start: ContinuousClock.Instant) -> Exchange?
     {
-        let route = Self.routes.contains(request.path) ? request.path : "other"
+        let route =
+            Self.routes.contains(request.path) ? request.path : request.path.hasPrefix("/_ipx/") ? "/_ipx" : "other"
         let exchange = Exchange(
             request: request, responder: responder, id: ids.next(incoming: request.header("x-request-id")),
             start: start,
@@ -172,51 +185,73 @@ final class Routes: Sendable {
                 body: .bytes(Array(metrics.render().utf8))), cache: "-")
     }
 
-    /// The hot path, the server's quick answer: a `/thumb` target seen before whose thumbnail is
-    /// cached, answered with the entry's ready-made response on the polling thread, read from the
-    /// head in place (no `HTTPRequest` is built for it). Anything else (first sight, miss, odd
-    /// request) returns nil and reaches `handle`.
+    /// The hot path, the server's quick answer: a `/thumb` (or `/_next/image`) target seen before
+    /// whose thumbnail is cached, answered with the entry's ready-made response on the polling
+    /// thread, read from the head in place (no `HTTPRequest` is built for it). Anything else (first
+    /// sight, miss, odd request) returns nil and reaches `handle`.
     func hitResponse(for head: RequestHead) -> HTTPPreparedResponse? {
         let start = ContinuousClock.now
+        let isThumb = head.hasPath("/thumb")
+        guard isThumb || head.hasPath("/_next/image") else { return nil }
         let isGet = head.hasMethod("GET")
-        guard head.hasPath("/thumb"), isGet || head.hasMethod("HEAD"), !head.isHTTP11 || head.hasHeader("host")
-        else { return nil }
+        guard isGet || head.hasMethod("HEAD"), !head.isHTTP11 || head.hasHeader("host") else { return nil }
+        if isThumb { return keptHit(head, .thumb, flavour: 0, start: start, isGet: isGet) }
+        return nextImageHit(head, start: start, isGet: isGet)
+    }
+
+    /// The quick answer of a route: the kept (or cached) responses of a remembered target, of the
+    /// route's style, counted and logged as a hit; nil when there are none.
+    func keptHit(
+        _ head: RequestHead, _ route: HitRoute, flavour: UInt8, start: ContinuousClock.Instant, isGet: Bool
+    ) -> HTTPPreparedResponse? {
         let now = pipeline.clockNow
         let hit: HitResponses
         let bytes: Int
-        switch parsedTargets.lookup(head.target, now: now) {
+        switch parsedTargets.lookup(head.target, flavour: flavour, now: now) {
         case .kept(let responses, let size, let expires):
             guard !hasExpired(expires) else { return nil }
             pipeline.countKeptHit()
             (hit, bytes) = (responses, size)
         case .remembered(let key, let expires):
             guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return nil }
-            parsedTargets.keep(head.target, variant, now: now)
+            parsedTargets.keep(head.target, flavour: flavour, variant, now: now)
             (hit, bytes) = (variant.prepared, variant.image.bytes.count)
         case nil:
             return nil
         }
         let notModified = hit.isNotModified(ifNoneMatch: head.header("if-none-match"))
-        let prepared = notModified ? hit.notModified : hit.ok
+        let pair = hit.pair(route.style)
+        let prepared = notModified ? pair.notModified : pair.ok
         let method = isGet ? "GET" : "HEAD"
         // Counted and logged before it is sent, so a client that has its answer knows it was.
         let elapsed = Self.nanoseconds(since: start)
         requestMetrics.record(
-            route: RequestMetrics.thumbRoute, method: method, status: prepared.status,
+            route: route.metricsIndex, method: method, status: prepared.status,
             outcome: RequestMetrics.hitOutcome, elapsedNanos: elapsed)
         log.record(
             .init(
-                requestID: ids.next(incoming: head.header("x-request-id")), method: method, route: "/thumb",
+                requestID: ids.next(incoming: head.header("x-request-id")), method: method, route: route.name,
                 status: prepared.status, bytes: notModified || !isGet ? 0 : bytes,
                 elapsedNanos: elapsed, cache: "hit", error: nil))
         return prepared
     }
 
-    /// The checks every `/thumb` and `/prefetch` passes before anything else, the cache included
+    /// A route the quick answer serves: its log name, its metrics label and its headers.
+    struct HitRoute {
+        let name: String
+        let metricsIndex: Int
+        let style: HitResponses.Style
+
+        static let thumb = HitRoute(name: "/thumb", metricsIndex: RequestMetrics.thumbRoute, style: .plain)
+        static let nextImage = HitRoute(
+            name: "/_next/image", metricsIndex: RequestMetrics.routeIndex("/_next/image"), style: .nextImage)
+    }
+
+    /// The checks every `/thumb`, `/prefetch` and `/info` passes before anything else, the cache included
     /// (so a forged URL learns nothing of what is cached): the signature, when signed URLs are on;
     /// the parameters under the size policy; `exp`; then `format=auto` settled from `Accept`.
     /// Answers and returns nil when a check fails.
-    private func admit(_ exchange: Exchange, requireSpec: Bool) -> ThumbnailRequest? {
+    func admit(_ exchange: Exchange, requireSpec: Bool) -> ThumbnailRequest? {
         if let signer, !signer.isValid(exchange.request.target) {
             // The same answer whatever was wrong (missing, malformed, wrong key, altered target).
             requestMetrics.recordSignatureFailure(expired: false)
@@ -279,7 +314,7 @@ final class Routes: Sendable {
     }
 
     /// Whether a signed URL's `exp` (Unix seconds) has passed.
-    private func hasExpired(_ expires: Int?) -> Bool {
+    func hasExpired(_ expires: Int?) -> Bool {
         guard let expires else { return false }
         return Double(expires) < now()
     }
@@ -316,7 +351,7 @@ final class Routes: Sendable {
     }
 
     /// 200 with the cached bytes (zero copy), or 304 when the client's copy is current.
-    private func answer(
+    func answer(
         _ exchange: Exchange, _ request: ThumbnailRequest, _ variant: Pipeline.Variant, outcome: Pipeline.Outcome
     ) {
         let notModified = variant.prepared.isNotModified(ifNoneMatch: exchange.request.header("if-none-match"))
@@ -325,12 +360,12 @@ final class Routes: Sendable {
         reply(exchange, response, cache: outcome.rawValue, bytes: notModified ? 0 : variant.image.bytes.count)
     }
 
-    private func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
+    func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
         let response = ProblemResponse.make(error, requestID: exchange.id.description, retryAfter: retryAfter)
         reply(exchange, response, cache: cache, error: error.description)
     }
 
-    private func problem(
+    func problem(
         _ exchange: Exchange, _ status: Int, _ title: String, _ detail: String, error: String? = nil
     ) {
         reply(
@@ -338,7 +373,7 @@ final class Routes: Sendable {
             cache: "-", error: error)
     }
 
-    private func notAllowed(_ exchange: Exchange, _ allow: String) {
+    func notAllowed(_ exchange: Exchange, _ allow: String) {
         let response = ProblemResponse.http(
             405, title: "Method not allowed", detail: "This route answers \(allow).",
             requestID: exchange.id.description,
@@ -346,7 +381,7 @@ final class Routes: Sendable {
         reply(exchange, response, cache: "-")
     }
 
-    private func reply(
+    func reply(
         _ exchange: Exchange, _ response: HTTPResponse, cache: String, bytes: Int? = nil, error: String? = nil
     ) {
         var response = response
@@ -371,7 +406,7 @@ final class Routes: Sendable {
     }
 
     /// What a request's log line and duration metric count: its arrival to now, in nanoseconds.
-    private static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
+    static func nanoseconds(since start: ContinuousClock.Instant) -> UInt64 {
         UInt64(clamping: (ContinuousClock.now - start).nanoseconds)
     }
 

@@ -182,10 +182,10 @@ final class MetricsPage: Sendable {
         let renders = metrics.renders
         out.counter(
             "thumbd_renders_total",
-            "Thumbnails made: first sizes from the original, with a reusable copy made, or cut from a cached copy.",
+            "Things made on the workers: thumbnails (first sizes from the original, with a reusable copy made, or cut from a cached copy) and /info documents.",
             [
                 ([("path", "original")], renders.fromOriginal), ([("path", "copy_made")], renders.copiesMade),
-                ([("path", "from_copy")], renders.fromCopy),
+                ([("path", "from_copy")], renders.fromCopy), ([("path", "info")], renders.infos),
             ])
         var failures: [(labels: [(String, String)], value: Int)] = []
         for code in ThumbnailError.Code.allCases where (renders.failed[code] ?? 0) > 0 {

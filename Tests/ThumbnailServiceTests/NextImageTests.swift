@@ -1,0 +1,204 @@
+import Foundation
+import TestSupport
+import Testing
+import ThumbnailCore
+
+@testable import ThumbnailService
+
+/// `/_next/image` answers as Next.js' image optimizer does, from thumbd's cache.
+@Suite struct NextImageTests {
+    static let photo = Fixtures.jpeg(width: 1200, height: 800)
+    static let browser = [("Accept", "image/avif,image/webp,image/apng,image/*,*/*;q=0.8")]
+    static let csp = "script-src 'none'; frame-src 'none'; sandbox;"
+
+    /// A harness whose `--source-base-url` is the origin, so `url=/p.jpg` is its `/p.jpg`.
+    static func harness(_ configure: (inout ServiceConfiguration) -> Void = { _ in }) throws -> Harness {
+        try Harness(routes: ["/p.jpg": .ok(photo)], sourceBase: "/", configure)
+    }
+
+    static func next(_ url: String, w: Int = 640, q: Int = 75) -> String {
+        "/_next/image?url=\(Harness.encode(url))&w=\(w)&q=\(q)"
+    }
+
+    @Test func answersWithNextsHeadersAndTheFormatAcceptNames() async throws {
+        let h = try Self.harness()
+        let first = try await h.get(Self.next("/p.jpg"), Self.browser)
+        #expect(first.status == 200, "\(first.text)")
+        #expect(first.header("content-type") == "image/avif")
+        #expect(first.header("vary") == "Accept")
+        #expect(first.header("x-content-type-options") == "nosniff")
+        #expect(first.header("content-security-policy") == Self.csp)
+        #expect(first.header("x-cache") == "miss")
+        #expect(first.header("cache-control")?.hasPrefix("public, max-age=") == true)
+        let etag = try #require(first.header("etag"))
+        #expect(try first.image().width == 640)
+
+        for (accept, type) in [
+            ("image/webp,*/*", "image/webp"), ("*/*", "image/jpeg"), ("image/avif;q=0, image/webp", "image/webp"),
+        ] {
+            let response = try await h.get(Self.next("/p.jpg"), [("Accept", accept)])
+            #expect(response.header("content-type") == type, "\(accept)")
+            #expect(response.header("vary") == "Accept", "\(accept)")
+        }
+        let noAccept = try await h.get(Self.next("/p.jpg"))
+        #expect(noAccept.header("content-type") == "image/jpeg")
+
+        let again = try await h.get(Self.next("/p.jpg"), Self.browser + [("If-None-Match", etag)])
+        #expect(again.status == 304)
+        #expect(again.header("vary") == "Accept")
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+    }
+
+    /// After its first answer a target is remembered per outcome of `Accept`: its hits are the
+    /// quick answer (a prebuilt response, so no `X-Request-Id`), with Next's headers, and a
+    /// browser that accepts another format is not handed the one kept for the first.
+    @Test func hitsAreQuickAnswersPerAcceptOutcome() async throws {
+        let h = try Self.harness()
+        let target = Self.next("/p.jpg", w: 384)
+        #expect(try await h.get(target, Self.browser).header("x-request-id") != nil)
+        for accept in ["image/avif,image/webp,*/*", "image/webp,*/*", "*/*"] {
+            _ = try await h.get(target, [("Accept", accept)])  // remembered for this outcome
+        }
+        for _ in 0..<2 {
+            for (accept, type) in [
+                ("image/avif,image/webp,*/*", "image/avif"), ("image/webp,*/*", "image/webp"), ("*/*", "image/jpeg"),
+            ] {
+                let hit = try await h.get(target, [("Accept", accept)])
+                #expect(hit.status == 200)
+                #expect(hit.header("content-type") == type, "\(accept)")
+                #expect(hit.header("x-cache") == "hit")
+                #expect(hit.header("x-request-id") == nil, "not the quick answer: \(accept)")
+                #expect(hit.header("vary") == "Accept")
+                #expect(hit.header("x-content-type-options") == "nosniff")
+                #expect(hit.header("content-security-policy") == Self.csp)
+                #expect(try hit.image().width == 384)
+            }
+        }
+        let etag = try #require(try await h.get(target, Self.browser).header("etag"))
+        let notModified = try await h.get(target, Self.browser + [("If-None-Match", etag)])
+        #expect(notModified.status == 304)
+        #expect(notModified.header("vary") == "Accept")
+        #expect(notModified.header("x-request-id") == nil)
+        let head = try await h.get(target, Self.browser, method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.header("content-type") == "image/avif")
+    }
+
+    /// The same thumbnail asked through `/thumb` and through `/_next/image` is one cache entry,
+    /// whichever comes first.
+    @Test func sharesOneCacheEntryWithTheEquivalentThumb() async throws {
+        let h = try Self.harness()
+        let source = h.origin.url("/p.jpg")
+        let thumb = try await h.get(h.thumb("/p.jpg", "w=640&q=75&format=webp"))
+        #expect(thumb.header("x-cache") == "miss")
+        let next = try await h.get(Self.next("/p.jpg"), [("Accept", "image/webp")])
+        #expect(next.header("x-cache") == "hit")
+        #expect(next.header("etag") == thumb.header("etag"))
+        #expect(next.body == thumb.body)
+
+        let avif = try await h.get(Self.next(source, w: 256), Self.browser)
+        #expect(avif.header("x-cache") == "miss")
+        let thumbAfter = try await h.get(h.thumb("/p.jpg", "w=256&q=75&format=avif"))
+        #expect(thumbAfter.header("x-cache") == "hit")
+        #expect(thumbAfter.header("vary") == nil)
+        #expect(thumbAfter.header("x-content-type-options") == nil)
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        #expect(h.app.pipeline.metrics.cache[.variant].entries == 2)
+    }
+
+    /// Widths outside Next's defaults (with `--allowed-widths` empty) and qualities outside 1–100
+    /// are a 400 with Next's own message, naming the parameter.
+    @Test func widthsAndQualitiesAreNexts() async throws {
+        let h = try Self.harness()
+        for width in FrameworkWidths.next {
+            #expect(try await h.get(Self.next("/p.jpg", w: width), method: "HEAD").status == 200, "w=\(width)")
+        }
+        let cases: [(String, String, String)] = [
+            ("url=%2Fp.jpg&w=641&q=75", "w", "\"w\" parameter (width) of 641 is not allowed"),
+            ("url=%2Fp.jpg&w=0&q=75", "w", "\"w\" parameter (width) must be an integer greater than 0"),
+            ("url=%2Fp.jpg&w=-1&q=75", "w", "\"w\" parameter (width) must be an integer greater than 0"),
+            ("url=%2Fp.jpg&q=75", "w", "\"w\" parameter (width) is required"),
+            ("url=%2Fp.jpg&w=640&w=750&q=75", "w", "\"w\" parameter (width) cannot be an array"),
+            ("url=%2Fp.jpg&w=640", "q", "\"q\" parameter (quality) is required"),
+            ("url=%2Fp.jpg&w=640&q=0", "q", "\"q\" parameter (quality) must be an integer between 1 and 100"),
+            ("url=%2Fp.jpg&w=640&q=101", "q", "\"q\" parameter (quality) must be an integer between 1 and 100"),
+            ("url=%2Fp.jpg&w=640&q=high", "q", "\"q\" parameter (quality) must be an integer between 1 and 100"),
+            ("w=640&q=75", "url", "\"url\" parameter is required"),
+            ("url=%2Fp.jpg&w=640&q=75&fit=cover", "fit", "\"fit\" parameter is not supported"),
+        ]
+        for (query, name, message) in cases {
+            let response = try await h.get("/_next/image?\(query)")
+            try expectProblem(response, 400)
+            let problem = try response.problem()
+            #expect(problem["detail"] as? String == message, "\(query)")
+            let params = try #require(problem["invalid-params"] as? [[String: String]], "\(query)")
+            #expect(params.map { $0["name"] } == [name], "\(query)")
+        }
+    }
+
+    /// `--allowed-widths` replaces Next's defaults; `--allowed-qualities` narrows q; `--snap-widths`
+    /// does not apply (Next's optimizer never rounds).
+    @Test func theSettingsNarrowIt() async throws {
+        let h = try Self.harness {
+            $0.access.allowedWidths = [100, 200]
+            $0.access.snapWidths = true
+            $0.access.allowedQualities = [75]
+        }
+        #expect(try await h.get(Self.next("/p.jpg", w: 200)).status == 200)
+        let other = try await h.get(Self.next("/p.jpg", w: 640))
+        try expectProblem(other, 400)
+        #expect(try other.problem()["detail"] as? String == "\"w\" parameter (width) of 640 is not allowed")
+        try expectProblem(try await h.get(Self.next("/p.jpg", w: 150)), 400)
+        let quality = try await h.get(Self.next("/p.jpg", w: 100, q: 80))
+        try expectProblem(quality, 400)
+        #expect(try quality.problem()["detail"] as? String == "\"q\" parameter (quality) of 80 is not allowed")
+    }
+
+    /// `url` is an absolute URL under the source policy or a path under `--source-base-url`;
+    /// never protocol-relative, never an `/_next/image` itself.
+    @Test func urlRules() async throws {
+        let h = try Self.harness()
+        let local = h.origin.url("/p.jpg")
+        #expect(try await h.get(Self.next(local)).status == 200)
+        let optimizer = h.origin.url("/_next/image?url=%2Fp.jpg&w=640&q=75")
+        for (url, message) in [
+            ("//example.org/p.jpg", "\"url\" parameter cannot be a protocol-relative URL (//)"),
+            ("/_next/image?url=%2Fp.jpg&w=640&q=75", "\"url\" parameter cannot be recursive"),
+            ("/a/_next/image/x", "\"url\" parameter cannot be recursive"),
+            ("/%5Fnext/image", "\"url\" parameter cannot be recursive"),
+            (optimizer, "\"url\" parameter cannot be recursive"),
+            ("p.jpg", "\"url\" parameter is invalid: it must be an absolute http or https URL"),
+            ("ftp://example.org/p.jpg", "\"url\" parameter is invalid: it must be an absolute http or https URL"),
+            ("/" + String(repeating: "a", count: 3072), "\"url\" parameter is too long"),
+        ] {
+            let response = try await h.get(Self.next(url))
+            try expectProblem(response, 400)
+            #expect(try response.problem()["detail"] as? String == message, "\(url)")
+        }
+        try expectProblem(try await h.get(Self.next("http://169.254.169.254/latest")), 403)
+        #expect(h.origin.requestCount(path: "/_next/image") == 0)
+
+        let unset = try Harness(routes: ["/p.jpg": .ok(Self.photo)])
+        let relative = try await unset.get(Self.next("/p.jpg"))
+        try expectProblem(relative, 400)
+        let params = try #require(try relative.problem()["invalid-params"] as? [[String: String]])
+        #expect(params.first?["name"] == "url")
+        #expect(params.first?["reason"]?.contains("--source-base-url") == true)
+        #expect(try await unset.get(Self.next(unset.origin.url("/p.jpg"))).status == 200)
+    }
+
+    /// A signed instance keeps the framework routes closed: their loaders cannot sign.
+    @Test func signedInstancesRefuseIt() async throws {
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)], sourceBase: "/") {
+            $0.access.signingKeys = [SigningTests.keyA]
+        }
+        for target in [
+            Self.next("/p.jpg"), "/?url=\(Harness.encode(h.origin.url("/p.jpg")))&w=10",
+            "/_ipx/w_10/p.jpg", "/_image?href=%2Fp.jpg&w=10",
+        ] {
+            let response = try await h.get(target)
+            try expectProblem(response, 403)
+            #expect(try response.problem()["type"] as? String == "urn:thumbd:problem:signed-urls-only", "\(target)")
+        }
+        #expect(h.origin.totalRequests == 0)
+    }
+}
