@@ -75,7 +75,7 @@ start_origin() {
 urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
 
 # nginx_conf DIR PORT UPSTREAM-PORT UPSTREAM-PORT2|"" [EXTRA-SERVER-FILE...]: an nginx prefix in DIR
-# running deploy/nginx.conf and its snippet as committed, with only the machine-specific lines
+# running deploy/nginx.conf and its snippets as committed, with only the machine-specific lines
 # replaced (listen port, upstream ports, cache directory; each replacement checked, so a change to
 # the committed file cannot make the test run something else), plus an X-Upstream-Addr header
 # saying which instance answered. Extra files (already made for this machine) go into http {}
@@ -94,9 +94,10 @@ nginx_conf() {
   grep -q "server 127.0.0.1:$a " "$conf/thumbd.conf" || die "nginx.conf: 'server 127.0.0.1:8080;' not found"
   [ -z "$b" ] || grep -q "server 127.0.0.1:$b " "$conf/thumbd.conf" || die "nginx.conf: '# server 127.0.0.1:8081;' not found"
   grep -q "listen 127.0.0.1:$port;" "$conf/thumbd.conf" || die "nginx.conf: 'listen 80;' not found"
-  sed 's|^\(    add_header X-Cache-Status .*\)$|\1\n    add_header X-Upstream-Addr $upstream_addr always;|' \
-    "$root/deploy/nginx/thumbd-locations.conf" >"$conf/snippets/thumbd-locations.conf"
-  grep -q X-Upstream-Addr "$conf/snippets/thumbd-locations.conf" || die "thumbd-locations.conf: no X-Cache-Status line"
+  cp "$root/deploy/nginx/thumbd-locations.conf" "$conf/snippets/"
+  sed 's|^\(add_header X-Cache-Status .*\)$|\1\nadd_header X-Upstream-Addr $upstream_addr always;|' \
+    "$root/deploy/nginx/thumbd-proxy.conf" >"$conf/snippets/thumbd-proxy.conf"
+  grep -q X-Upstream-Addr "$conf/snippets/thumbd-proxy.conf" || die "thumbd-proxy.conf: no X-Cache-Status line"
   local includes="include thumbd.conf;" extra n=0
   for extra in "$@"; do
     n=$((n + 1))

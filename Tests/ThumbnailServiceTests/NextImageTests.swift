@@ -135,6 +135,46 @@ import ThumbnailCore
         }
     }
 
+    /// Next.js' default loader appends `&dpl=<deployment id>` to a `/_next/static/media/…` source
+    /// when the build has one: taken, once, as a bounded token, and ignored: the same thumbnail
+    /// and cache entry as without it, so a new deployment does not redo every image, and its
+    /// repeats are quick answers like any target's.
+    @Test func theDeploymentIDIsTakenAndIgnored() async throws {
+        let h = try Self.harness()
+        let plain = Self.next("/p.jpg")
+        let first = try await h.get(plain, Self.browser)
+        #expect(first.header("x-cache") == "miss")
+        for id in ["abc", "dpl_01JV5V3CVXQNYFM2NHCRBM7KQH", String(repeating: "f", count: 64)] {
+            let target = plain + "&dpl=\(id)"
+            let response = try await h.get(target, Self.browser)
+            #expect(response.status == 200, "\(id): \(response.text)")
+            #expect(response.header("x-cache") == "hit", "\(id)")
+            #expect(response.header("etag") == first.header("etag"), "\(id)")
+            let sameBytes = response.body == first.body
+            #expect(sameBytes, "\(id)")
+            let again = try await h.get(target, Self.browser)
+            #expect(again.header("x-cache") == "hit", "\(id)")
+            #expect(again.header("x-request-id") == nil, "not the quick answer: \(id)")
+            #expect(again.header("content-type") == "image/avif", "\(id)")
+            #expect(again.header("vary") == "Accept", "\(id)")
+        }
+        #expect(h.origin.requestCount(path: "/p.jpg") == 1)
+        #expect(h.app.pipeline.metrics.cache[.variant].entries == 1)
+
+        let message = "\"dpl\" parameter must be a deployment id: 1 to 64 letters, digits, - or _"
+        for (tail, detail) in [
+            ("&dpl=a&dpl=b", "\"dpl\" parameter cannot be an array"), ("&dpl=", message), ("&dpl", message),
+            ("&dpl=" + String(repeating: "f", count: 65), message), ("&dpl=a.b", message), ("&dpl=a%2Fb", message),
+        ] {
+            let response = try await h.get(plain + tail)
+            try expectProblem(response, 400)
+            let problem = try response.problem()
+            #expect(problem["detail"] as? String == detail, "\(tail)")
+            let params = try #require(problem["invalid-params"] as? [[String: String]], "\(tail)")
+            #expect(params.map { $0["name"] } == ["dpl"], "\(tail)")
+        }
+    }
+
     /// `--allowed-widths` replaces Next's defaults; `--allowed-qualities` narrows q; `--snap-widths`
     /// does not apply (Next's optimizer never rounds).
     @Test func theSettingsNarrowIt() async throws {

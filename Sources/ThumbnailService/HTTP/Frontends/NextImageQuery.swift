@@ -5,14 +5,21 @@ import ThumbnailCore
 /// `detail` and each `reason`), then made the request `/thumb?url=…&w=…&q=…&format=auto` is: the
 /// format follows `Accept`, and the two share one cache entry.
 ///
-/// Next.js' loader sends exactly these three: `url` as written in the page (`/a.jpg`,
-/// `/_next/static/media/…`, or an absolute URL), `w` one of the configured sizes, `q` always.
+/// Next.js' loader sends these three: `url` as written in the page (`/a.jpg`,
+/// `/_next/static/media/…`, or an absolute URL), `w` one of the configured sizes, `q` always; and,
+/// for a `/_next/static/media/…` source of a build with a deployment id, `dpl=<id>`, which only
+/// busts caches between deployments (the file's name already has its content hash). `dpl` is
+/// checked and then ignored: it is not part of the thumbnail, so it is not part of the cache key.
 /// Anything else is refused, as thumbd refuses what it does not do.
 enum NextImageQuery {
     /// Next.js' own limit on `url` (thumbd's is 4096).
     static let maxURLLength = 3072
+    /// The longest `dpl` taken. Next.js 16 refuses a deployment id longer than 32 characters or
+    /// with a character other than a letter, digit, `-` or `_`; Next.js 15 checked nothing, so a
+    /// 40-digit git commit id was a valid one: room for that, still a bounded token.
+    static let maxDeploymentIDLength = 64
     /// Every parameter it takes, in openapi.yaml's order.
-    static let parameters = ["url", "w", "q"]
+    static let parameters = ["url", "w", "q", "dpl"]
 
     static func parse(_ query: [(name: String, value: String?)], frontends: Frontends) throws(ThumbnailError)
         -> ThumbnailRequest
@@ -57,6 +64,14 @@ enum NextImageQuery {
             fail("q", "\"q\" parameter (quality) of \(quality) is not allowed")
         }
 
+        if repeated.contains("dpl") {
+            fail("dpl", "\"dpl\" parameter cannot be an array")
+        } else if let deployment = values["dpl"], !isDeploymentID(deployment) {
+            fail(
+                "dpl",
+                "\"dpl\" parameter must be a deployment id: 1 to \(maxDeploymentIDLength) letters, digits, - or _")
+        }
+
         guard problems.isEmpty, let source, let width, let quality else {
             throw ThumbnailError(
                 .invalidParameter, problems.map(\.reason).joined(separator: "; "), invalidParams: problems)
@@ -90,6 +105,19 @@ enum NextImageQuery {
         // Leading zeros aside, more than five digits is beyond every width and quality.
         let digits = text.drop { $0 == "0" }
         return digits.count > 5 ? 99_999 : Int(digits) ?? 0
+    }
+
+    /// Whether `text` is a deployment id as Next.js writes it into `dpl` (unencoded).
+    static func isDeploymentID(_ text: String) -> Bool {
+        (1...maxDeploymentIDLength).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
     }
 
     /// The source: not protocol-relative, not too long, not this optimizer itself (a loop), and
