@@ -7,8 +7,16 @@ enum Base64URL {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// nil unless every character is of the url-safe alphabet.
+    /// nil unless `text` is the one spelling of its bytes: every character of the url-safe
+    /// alphabet, and the bits the last character has to spare zero (RFC 4648 §3.5). A decoder that
+    /// ignores them takes four spellings of one 32-byte signature, each verifying, and each another
+    /// entry in a cache in front of thumbd.
     static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        guard let bytes = decodeLeniently(text), encode(bytes).utf8.elementsEqual(text) else { return nil }
+        return bytes
+    }
+
+    private static func decodeLeniently(_ text: some Collection<UInt8>) -> [UInt8]? {
         var standard: [UInt8] = []
         standard.reserveCapacity(text.count + 3)
         for byte in text {
