@@ -44,10 +44,10 @@ public struct SourceDescription: Sendable, Equatable {
     /// One JSON object, members in this order, no spaces.
     public var json: String {
         let members: [(String, String)] = [
-            ("width", String(width)), ("height", String(height)), ("format", Self.string(format)),
+            ("width", String(width)), ("height", String(height)), ("format", JSON.string(format)),
             ("hasAlpha", String(hasAlpha)), ("frames", String(frames)), ("orientation", String(orientation)),
-            ("bytes", String(bytes)), ("dominantColor", Self.string(dominantColor)),
-            ("blurhash", Self.string(blurhash)), ("thumbhash", Self.string(thumbhash)), ("lqip", Self.string(lqip)),
+            ("bytes", String(bytes)), ("dominantColor", JSON.string(dominantColor)),
+            ("blurhash", JSON.string(blurhash)), ("thumbhash", JSON.string(thumbhash)), ("lqip", JSON.string(lqip)),
         ]
         return "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -56,22 +56,5 @@ public struct SourceDescription: Sendable, Equatable {
     public var document: EncodedImage {
         EncodedImage(
             document: ImageBytes(Array(json.utf8)), mediaType: "application/json", width: width, height: height)
-    }
-
-    /// A JSON string. Every value here is printable ASCII by construction (base 83 and base 64
-    /// alphabets, format names); quotes, backslashes and control characters are escaped all the same.
-    private static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

@@ -1,3 +1,5 @@
+import ThumbnailCore
+
 /// A service event (start, settings, drain, stop, a circuit breaker, dropped lines): a name, a
 /// sentence for people and typed fields for machines, written in the log's format. Rare, so built
 /// with strings; request lines take the allocation-free path in `RequestLog.record`.

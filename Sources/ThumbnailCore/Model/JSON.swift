@@ -1,6 +1,7 @@
-/// Just enough JSON for problem bodies.
-enum JSON {
-    static func string(_ text: String) -> String {
+/// Just enough JSON for the bodies thumbd writes by hand (problems, /info, admin answers): a
+/// string literal, escaped.
+public enum JSON {
+    public static func string(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
