@@ -2,6 +2,11 @@ internal import Primitives
 
 /// A raw HTTP/1.1 client for tests, on blocking POSIX sockets. Every call runs its blocking I/O on
 /// dedicated threads (never on Swift's cooperative pool) and resumes the caller when done.
+///
+/// The default `timeout`s only keep a broken server from hanging the run, so they are long: an
+/// answer often waits for what the test does next (open a gate), and under a sanitizer the test can
+/// wait minutes for its next turn on a cooperative pool other tests keep busy, while this clock
+/// runs on a thread of its own (a TSan run timed out LifecycleTests' in-flight request at 30 s).
 public enum TestHTTPClient {
     /// One request with `Connection: close` and a `Host` header; reads to the end of the stream and
     /// decodes a Content-Length or chunked body (see ``TestHTTPResponse/body`` for HEAD, 204, 304).
@@ -9,7 +14,7 @@ public enum TestHTTPClient {
     public static func request(
         _ method: String = "GET", host: String = "127.0.0.1", port: Int, target: String,
         headers: [(String, String)] = [], body: [UInt8]? = nil, version: String = "HTTP/1.1",
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(300)
     ) async throws -> TestHTTPResponse {
         try await onThread {
             try blockingRequest(
@@ -22,7 +27,7 @@ public enum TestHTTPClient {
     /// the peer closes or `timeout` passes. Stops sending early if the peer closes meanwhile.
     public static func exchange(
         host: String = "127.0.0.1", port: Int, pieces: [[UInt8]], pause: Duration = .zero,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(300)
     ) async throws -> TestRawReply {
         try await onThread {
             let deadline = ContinuousClock.now.advanced(by: timeout)
@@ -47,7 +52,7 @@ public enum TestHTTPClient {
     /// ``exchange(host:port:pieces:pause:timeout:)``, just the bytes.
     public static func raw(
         host: String = "127.0.0.1", port: Int, pieces: [[UInt8]], pause: Duration = .zero,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(300)
     ) async throws -> [UInt8] {
         try await exchange(host: host, port: port, pieces: pieces, pause: pause, timeout: timeout).bytes
     }
@@ -61,7 +66,7 @@ public enum TestHTTPClient {
     /// answering one.
     public static func sequence(
         host: String = "127.0.0.1", port: Int, requests: [[UInt8]], awaitClose: Bool = true,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(300)
     ) async throws -> (responses: [TestHTTPResponse], peerClosed: Bool) {
         try await onThread {
             let deadline = ContinuousClock.now.advanced(by: timeout)
@@ -97,7 +102,7 @@ public enum TestHTTPClient {
     /// `n` identical requests released at the same instant from `n` threads; results in order.
     public static func concurrent(
         _ n: Int, _ method: String = "GET", host: String = "127.0.0.1", port: Int, target: String,
-        headers: [(String, String)] = [], timeout: Duration = .seconds(60)
+        headers: [(String, String)] = [], timeout: Duration = .seconds(300)
     ) async -> [Result<TestHTTPResponse, Error>] {
         await withCheckedContinuation { continuation in
             let collector = ResultCollector<Result<TestHTTPResponse, Error>>(count: n, continuation: continuation)
