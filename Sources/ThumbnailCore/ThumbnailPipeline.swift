@@ -169,6 +169,18 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     @inlinable
     public var clockNow: ContinuousClock.Instant { now() }
 
+    /// The host's prepared answer of the variant under `key` came to hold `bytes` more after it was
+    /// stored (it made a second form of itself on demand): charged to the entry, while the entry
+    /// still holds a prepared answer `isCurrent` accepts, so the budget counts it. False when it
+    /// does not, or when making room evicted the entry itself.
+    @discardableResult
+    public func chargeGrowth(_ bytes: Int, of key: CacheKey, where isCurrent: (Prepared) -> Bool) -> Bool {
+        cache.charge(bytes, growthOf: key) { value in
+            guard case .variant(let variant) = value else { return false }
+            return isCurrent(variant.prepared)
+        }
+    }
+
     /// Counts a hit the host served from a variant it kept from `cachedVariant` instead of asking
     /// again: the variant's prepared answer told it the entry is still cached (`PreparedAnswer.leftCache`
     /// had not been called) and `clockNow` was before its `preparedValidUntil`. No lock. The host

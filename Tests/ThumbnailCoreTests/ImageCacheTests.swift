@@ -53,6 +53,36 @@ extension String {
         #expect(cache.metrics.total.bytes == 0)
     }
 
+    /// A value that grows after it is stored (the service's second prepared pair) is charged for
+    /// it: the total follows, room is made least recent first, and a replaced value's growth
+    /// leaves with it.
+    @Test func growthIsChargedAndEvictsToStayInBudget() {
+        let overhead = ImageCache<Blob>.perEntryOverhead
+        let cache = ImageCache<Blob>(budget: 80_000)
+        let size = cache.maxEntryCost - overhead
+        for key in ["a", "b", "c", "d", "e", "f", "g", "h"] { cache.insert(image(size), forKey: key.key) }
+        #expect(cache.metrics.total.bytes == 80_000)
+        #expect(!cache.charge(500, growthOf: "a".key) { $0.payloadBytes != size }, "not the current value")
+        #expect(cache.metrics.total.bytes == 80_000)
+        // "h" grows: the budget is full, so the least recent entry ("a") goes.
+        #expect(cache.charge(500, growthOf: "h".key) { _ in true })
+        #expect(cache.peek("a".key) == nil)
+        #expect(cache.metrics.total.evictions == 1)
+        #expect(cache.metrics.total.bytes == 7 * 10_000 + 500)
+        var audit = cache.auditedBytes()
+        #expect(audit.listed == audit.counted)
+        // Replacing "h" with a value of its stored cost drops the growth.
+        #expect(cache.replaceValue(image(size), forKey: "h".key) { _ in true })
+        #expect(cache.metrics.total.bytes == 70_000)
+        audit = cache.auditedBytes()
+        #expect(audit.listed == audit.counted)
+        // An entry that is the least recent and grows past what is left goes itself.
+        let lone = ImageCache<Blob>(budget: 80_000)
+        lone.insert(image(9_000), forKey: "x".key)
+        #expect(!lone.charge(80_000, growthOf: "x".key) { _ in true })
+        #expect(lone.peek("x".key) == nil && lone.metrics.total.bytes == 0)
+    }
+
     @Test func concurrentHammeringNeverExceedsTheBudget() async {
         let budget = 200_000
         let cache = ImageCache<Blob>(budget: budget)

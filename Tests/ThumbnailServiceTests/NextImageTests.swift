@@ -49,6 +49,21 @@ import ThumbnailCore
         #expect(h.origin.requestCount(path: "/p.jpg") == 1)
     }
 
+    /// The hit responses with Next's headers are made on the first quick hit and charged to the
+    /// cache entry then, once: the budget counts them (they are about 2 KB a variant, more than a
+    /// small thumbnail's bytes).
+    @Test func nextImageResponsesAreChargedToTheEntryOnce() async throws {
+        let h = try Self.harness()
+        let target = Self.next("/p.jpg", w: 32)
+        _ = try await h.get(target, Self.browser)  // miss: stored, remembered
+        let stored = h.app.pipeline.metrics.cache[.variant].bytes
+        #expect(try await h.get(target, Self.browser).header("x-request-id") == nil, "a quick hit")
+        let grown = h.app.pipeline.metrics.cache[.variant].bytes
+        #expect(grown > stored + 1_000 && grown < stored + 8_000, "\(stored) → \(grown)")
+        for _ in 0..<3 { _ = try await h.get(target, Self.browser) }
+        #expect(h.app.pipeline.metrics.cache[.variant].bytes == grown)
+    }
+
     /// After its first answer a target is remembered per outcome of `Accept`: its hits are the
     /// quick answer (a prebuilt response, so no `X-Request-Id`), with Next's headers, and a
     /// browser that accepts another format is not handed the one kept for the first.

@@ -136,15 +136,41 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
     @discardableResult
     public func replaceValue(_ value: Value, forKey key: CacheKey, where isCurrent: (Value) -> Bool) -> Bool {
         let old = state.withLock { state -> Value? in
-            guard let found = state.nodes[key], found.cost == Self.cost(of: value) else { return nil }
+            guard let found = state.nodes[key], found.cost - found.grownBy == Self.cost(of: value) else { return nil }
             let node = unsafeDowncast(found, to: Node.self)
             guard isCurrent(node.value) else { return nil }
             defer { node.value = value }
             node.value.leftCache()
+            // What the old value grew by goes with it: the new one starts at its stored cost.
+            Self.recharge(node, by: -node.grownBy, &state)
             return node.value
         }
         // Released outside the lock, like everything the cache lets go of.
         return withExtendedLifetime(old) { old != nil }
+    }
+
+    @discardableResult
+    public func charge(_ bytes: Int, growthOf key: CacheKey, where isCurrent: (Value) -> Bool) -> Bool {
+        precondition(bytes >= 0, "an entry's growth is not negative")
+        var evicted: [CacheNode] = []
+        let charged = state.withLock { state -> Bool in
+            guard let node = state.nodes[key], isCurrent(Self.value(of: node)) else { return false }
+            Self.recharge(node, by: bytes, &state)
+            while state.protected.bytes > protectedCapacity, let demoted = state.protected.oldest {
+                Self.unlink(demoted, &state)
+                Self.push(demoted, .probation, &state)
+            }
+            // Room is made as an insert makes it, least recent first: the grown entry itself may go.
+            while state.bytes > budget, let victim = state.probation.oldest ?? state.protected.oldest {
+                state.nodes.removeValue(forKey: victim.key)
+                Self.forget(victim, &state)
+                state.metrics[victim.key.kind].evictions += 1
+                evicted.append(victim)
+            }
+            return state.nodes[key] === node
+        }
+        withExtendedLifetime(evicted) {}
+        return charged
     }
 
     @discardableResult
@@ -250,6 +276,16 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         state.metrics[node.key.kind].entries -= 1
     }
 
+    /// Changes a node's cost in place (its value grew, or the growth left with a replaced value):
+    /// its segment's sum, the total and its kind's bytes follow.
+    private static func recharge(_ node: CacheNode, by bytes: Int, _ state: inout State) {
+        node.cost += bytes
+        node.grownBy += bytes
+        if node.segment == .probation { state.probation.bytes += bytes } else { state.protected.bytes += bytes }
+        state.bytes += bytes
+        state.metrics[node.key.kind].bytes += bytes
+    }
+
     private static func unlink(_ node: CacheNode, _ state: inout State) {
         func apply(_ list: inout CacheList) {
             if let older = node.older { older.newer = node.newer } else { list.oldest = node.newer }
@@ -285,7 +321,10 @@ enum CacheSegment { case probation, protected }
 /// witness tables on every hit; with this base class the lookup and the list moves are concrete.
 class CacheNode: @unchecked Sendable {
     let key: CacheKey
-    let cost: Int
+    /// The value's cost when stored plus `grownBy`.
+    var cost: Int
+    /// What the value grew by after it was stored (`charge(_:growthOf:where:)`).
+    var grownBy = 0
     var segment = CacheSegment.probation
     /// `CacheState.pushes` when it was last put at the recent end of a segment.
     var pushed: UInt64 = 0

@@ -11,11 +11,18 @@ public protocol ImageCaching<Value>: Sendable {
     @discardableResult func insert(_ value: Value, forKey key: CacheKey) -> Bool
     func removeValue(forKey key: CacheKey)
     /// Puts `value` in place of the entry under `key`, keeping its place in the recency order,
-    /// when `isCurrent` accepts the entry there and the cost is the same; false otherwise.
+    /// when `isCurrent` accepts the entry there and the cost is the same (as stored, before any
+    /// growth); false otherwise.
     /// `isCurrent` runs under the cache's lock: a comparison, nothing more.
     @discardableResult func replaceValue(
         _ value: Value, forKey key: CacheKey, where isCurrent: (Value) -> Bool
     ) -> Bool
+    /// Charges `bytes` more to the entry under `key`, when `isCurrent` accepts its value: memory
+    /// the value came to hold after it was stored (a host's prepared answer made a second form of
+    /// itself on demand). Evicts least recent entries to stay within the budget, the grown one
+    /// included; true when the entry is still cached after it. A replaced value's growth leaves
+    /// with it. `isCurrent` runs under the cache's lock.
+    @discardableResult func charge(_ bytes: Int, growthOf key: CacheKey, where isCurrent: (Value) -> Bool) -> Bool
     /// Removes every entry of `source` (its original, decoded copy and all variants); returns
     /// how many and their cost.
     @discardableResult func removeAll(of source: SourceURL) -> CacheRemoval

@@ -13,7 +13,7 @@ import ThumbnailCore
 ///
 /// `/_next/image` answers the same entry with more headers (`Style.nextImage`: `Vary: Accept`
 /// and the hardening Next.js' optimizer sends). That pair is made on the entry's first such
-/// answer and kept with it, so an entry only `/thumb` asks for never carries it.
+/// quick answer, kept with it and charged to it, so an entry only `/thumb` asks for never carries it.
 public final class HitResponses: PreparedAnswer {
     /// Which headers a route answers a cached thumbnail with.
     enum Style {
@@ -74,36 +74,41 @@ public final class HitResponses: PreparedAnswer {
     /// (40,000 made in one process, RSS growth / count). Charged by the cache with the entry.
     ///
     /// The `.nextImage` pair is not in it: the charge must be the same for every preparation of a
-    /// variant, and that pair exists only once `/_next/image` asked. It is at most one per cached
-    /// variant (about 2.8 KB), made only for variants `/_next/image` is answered with.
+    /// variant, and that pair exists only once `/_next/image` asked. Whoever makes it charges the
+    /// entry for it then (`makeNextImagePair`, `ThumbnailPipeline.chargeGrowth`).
     public var residentBytes: Int { 128 + ok.residentBytes + notModified.residentBytes }
 
-    /// The hit responses of a style.
-    func pair(_ style: Style) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse) {
+    /// The hit responses of a style; nil for `.nextImage` until `makeNextImagePair` made them.
+    func pair(_ style: Style) -> (ok: HTTPPreparedResponse, notModified: HTTPPreparedResponse)? {
         switch style {
         case .plain: return (ok, notModified)
         case .nextImage:
-            let pair = nextImage
+            guard let pair = nextImagePair.load(ordering: .acquiring)?.takeUnretainedValue() else { return nil }
             return (pair.ok, pair.notModified)
         }
     }
 
-    /// The `.nextImage` pair, made by the first caller (a lost race releases its own copy).
-    private var nextImage: Pair {
-        if let pair = nextImagePair.load(ordering: .acquiring) { return pair.takeUnretainedValue() }
-        let made = Unmanaged.passRetained(
-            Pair(
-                ok: HTTPPreparedResponse(
-                    status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .nextImage),
-                    body: ok.body),
-                notModified: HTTPPreparedResponse(
-                    status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .nextImage),
-                    body: ok.body)))
-        let (exchanged, current) = nextImagePair.compareExchange(
+    /// Makes the `.nextImage` pair unless it exists; returns the bytes it holds when this call
+    /// made it (the caller charges them to the cache entry), 0 otherwise (a lost race releases
+    /// its own copy).
+    func makeNextImagePair() -> Int {
+        if nextImagePair.load(ordering: .acquiring) != nil { return 0 }
+        let pair = Pair(
+            ok: HTTPPreparedResponse(
+                status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .nextImage),
+                body: ok.body),
+            notModified: HTTPPreparedResponse(
+                status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .nextImage),
+                body: ok.body))
+        let made = Unmanaged.passRetained(pair)
+        let (exchanged, _) = nextImagePair.compareExchange(
             expected: nil, desired: made, ordering: .acquiringAndReleasing)
-        guard !exchanged, let current else { return made.takeUnretainedValue() }
-        made.release()
-        return current.takeUnretainedValue()
+        guard exchanged else {
+            made.release()
+            return 0
+        }
+        // The pair object (16 B header, two references) as the allocator rounds it.
+        return 48 + pair.ok.residentBytes + pair.notModified.residentBytes
     }
 
     /// Whether a request's `If-None-Match` matches this thumbnail.

@@ -214,13 +214,20 @@ final class Routes: Sendable {
             (hit, bytes) = (responses, size)
         case .remembered(let key, let expires):
             guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return nil }
+            let prepared = variant.prepared
+            if route.style == .nextImage {
+                // Made here, where the key is at hand, and charged to the entry (a kept reference
+                // only ever serves a pair made on this path).
+                let grown = prepared.makeNextImagePair()
+                if grown > 0 { pipeline.chargeGrowth(grown, of: key) { $0 === prepared } }
+            }
             parsedTargets.keep(head.target, flavour: flavour, variant, now: now)
-            (hit, bytes) = (variant.prepared, variant.image.bytes.count)
+            (hit, bytes) = (prepared, variant.image.bytes.count)
         case nil:
             return nil
         }
+        guard let pair = hit.pair(route.style) else { return nil }
         let notModified = hit.isNotModified(ifNoneMatch: head.header("if-none-match"))
-        let pair = hit.pair(route.style)
         let prepared = notModified ? pair.notModified : pair.ok
         let method = isGet ? "GET" : "HEAD"
         // Counted and logged before it is sent, so a client that has its answer knows it was.
