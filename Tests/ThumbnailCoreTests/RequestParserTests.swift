@@ -189,7 +189,8 @@ import Testing
         }
     }
 
-    /// `--allowed-qualities`: a `q` outside the list is refused; without `q`, the default.
+    /// `--allowed-qualities`: a `q` outside the list is refused; without `q`, 80, or the listed
+    /// quality nearest to it when 80 is not listed (the higher of two as near).
     @Test func qualitiesAreAllowedOrRefused() throws {
         let policy = RequestPolicy(allowedQualities: [50, 75])
         func parse(_ query: [(String, String?)]) throws -> ThumbnailRequest {
@@ -198,7 +199,11 @@ import Testing
                 requireSpec: true, policy: policy)
         }
         #expect(try parse([("q", "75")]).spec?.quality == 75)
-        #expect(try parse([]).spec?.quality == TransformSpec.defaultQuality)
+        #expect(try parse([]).spec?.quality == 75)
+        #expect(RequestPolicy(allowedQualities: [60, 80, 90]).defaultQuality == 80)
+        #expect(RequestPolicy(allowedQualities: [70, 90]).defaultQuality == 90)
+        #expect(RequestPolicy(allowedQualities: [40]).defaultQuality == 40)
+        #expect(RequestPolicy().defaultQuality == TransformSpec.defaultQuality)
         #expect(throws: ThumbnailError.invalid([.init(name: "q", reason: "must be one of 50, 75")])) {
             try parse([("q", "80")])
         }

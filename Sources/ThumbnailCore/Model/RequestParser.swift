@@ -65,7 +65,7 @@ public enum RequestParser {
         let spec = width.map {
             TransformSpec(
                 width: $0, height: height, dprTenths: dprTenths, fit: effectiveFit, crop: crop ?? .centre,
-                format: format ?? .source, quality: quality ?? TransformSpec.defaultQuality)
+                format: format ?? .source, quality: quality ?? policy.defaultQuality)
         }
         return ThumbnailRequest(
             source: source, spec: spec, formatIsNegotiated: formatWord == "auto", expires: expires)

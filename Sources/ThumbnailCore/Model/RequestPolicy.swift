@@ -4,7 +4,8 @@ public struct RequestPolicy: Sendable, Equatable {
     public var allowedWidths: [Int]
     /// When non-empty, the only `h` values accepted, as requested.
     public var allowedHeights: [Int]
-    /// When non-empty, the only `q` values a request may name (one without `q` gets the default).
+    /// When non-empty, the only `q` values a request may name (one without `q` gets
+    /// `defaultQuality`).
     public var allowedQualities: [Int]
     /// A `w` outside `allowedWidths` is rounded up to the next allowed width (the largest when it
     /// is above all) instead of refused; `h`, when given and heights are not restricted, is scaled
@@ -23,6 +24,18 @@ public struct RequestPolicy: Sendable, Equatable {
         self.allowedQualities = allowedQualities
         self.snapWidths = snapWidths
         self.signed = signed
+    }
+
+    /// The quality of a request without `q`: `TransformSpec.defaultQuality` when it is allowed,
+    /// else the allowed one nearest to it (the higher of two as near), so that a bare URL never
+    /// makes a variant the list keeps a named `q` from making.
+    public var defaultQuality: Int {
+        let standard = TransformSpec.defaultQuality
+        guard !allowedQualities.isEmpty, !allowedQualities.contains(standard) else { return standard }
+        return allowedQualities.min { a, b in
+            let (da, db) = (abs(a - standard), abs(b - standard))
+            return da != db ? da < db : a > b
+        }!
     }
 
     /// The allowed width a requested `width` snaps to: the smallest allowed one at least as wide,

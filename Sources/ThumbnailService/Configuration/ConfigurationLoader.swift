@@ -201,7 +201,8 @@ extension ServiceConfiguration {
         ),
         .list(
             "allowed-qualities", \.access.allowedQualities, 1...100,
-            "Comma-separated qualities q may take (a request without q gets the default, 80); empty: any"),
+            "Comma-separated qualities q may take (a request without q gets 80, or the listed one nearest to it); empty: any"
+        ),
         .bool("log-requests", \.logging.requests, "One log line per request on standard error"),
         .init(
             name: "log-format", kind: .value("logfmt|json"),
