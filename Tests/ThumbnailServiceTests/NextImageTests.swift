@@ -121,7 +121,7 @@ import ThumbnailCore
     }
 
     /// Widths outside Next's defaults (with `--allowed-widths` empty) and qualities outside 1–100
-    /// are a 400 with Next's own message, naming the parameter.
+    /// are a 400 with Next's own message, naming the parameter, and Next's hardening headers.
     @Test func widthsAndQualitiesAreNexts() async throws {
         let h = try Self.harness()
         for width in FrameworkWidths.next {
@@ -147,7 +147,13 @@ import ThumbnailCore
             #expect(problem["detail"] as? String == message, "\(query)")
             let params = try #require(problem["invalid-params"] as? [[String: String]], "\(query)")
             #expect(params.map { $0["name"] } == [name], "\(query)")
+            // Hardened as Next.js hardens its errors.
+            #expect(response.header("x-content-type-options") == "nosniff", "\(query)")
+            #expect(response.header("content-security-policy") == Self.csp, "\(query)")
         }
+        // A failure after parsing (the source is not there) too.
+        let missing = try await h.get(Self.next("/nothing.jpg"))
+        #expect(missing.status >= 400 && missing.header("content-security-policy") == Self.csp)
     }
 
     /// Next.js' default loader appends `&dpl=<deployment id>` to a `/_next/static/media/…` source

@@ -9,13 +9,15 @@ extension Routes {
     func frontend(_ exchange: Exchange) {
         let request = exchange.request
         guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
+        // Next.js' optimizer hardens its errors as its images: a problem page is not run either.
+        let hardening = request.path == "/_next/image" ? HitResponses.nextImageHardening : []
         if signer != nil {
             // A framework's loader runs in the browser and cannot sign; a signed instance keeps
             // these routes closed rather than open a way around its signatures.
             return problem(
                 exchange, 403, "Signed URLs only",
                 "Signed URLs are on (--signing-keys): the framework routes, which carry no signature, are off.",
-                error: "frontend-signed-only")
+                error: "frontend-signed-only", extraHeaders: hardening)
         }
         let parsed: Parsed
         do {
@@ -24,7 +26,7 @@ extension Routes {
             }
             parsed = found
         } catch {
-            return fail(exchange, error)
+            return fail(exchange, error, extraHeaders: hardening)
         }
         var thumbnail = parsed.request
         let (style, filename) = (parsed.style, parsed.filename)
@@ -51,7 +53,7 @@ extension Routes {
                 reply(
                     exchange, response, cache: outcome.rawValue, bytes: notModified ? 0 : variant.image.bytes.count)
             case .failure(let error):
-                fail(exchange, error, cache: outcome.rawValue)
+                fail(exchange, error, cache: outcome.rawValue, extraHeaders: hardening)
             }
         }
     }

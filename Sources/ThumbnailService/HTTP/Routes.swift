@@ -367,17 +367,22 @@ final class Routes: Sendable {
         reply(exchange, response, cache: outcome.rawValue, bytes: notModified ? 0 : variant.image.bytes.count)
     }
 
-    func fail(_ exchange: Exchange, _ error: ThumbnailError, cache: String = "-") {
-        let response = ProblemResponse.make(error, requestID: exchange.id.description, retryAfter: retryAfter)
+    /// `extraHeaders`: what a route adds to every answer (`/_next/image`'s hardening).
+    func fail(
+        _ exchange: Exchange, _ error: ThumbnailError, cache: String = "-", extraHeaders: [(String, String)] = []
+    ) {
+        var response = ProblemResponse.make(error, requestID: exchange.id.description, retryAfter: retryAfter)
+        response.headers += extraHeaders
         reply(exchange, response, cache: cache, error: error.description)
     }
 
     func problem(
-        _ exchange: Exchange, _ status: Int, _ title: String, _ detail: String, error: String? = nil
+        _ exchange: Exchange, _ status: Int, _ title: String, _ detail: String, error: String? = nil,
+        extraHeaders: [(String, String)] = []
     ) {
-        reply(
-            exchange, ProblemResponse.http(status, title: title, detail: detail, requestID: exchange.id.description),
-            cache: "-", error: error)
+        var response = ProblemResponse.http(status, title: title, detail: detail, requestID: exchange.id.description)
+        response.headers += extraHeaders
+        reply(exchange, response, cache: "-", error: error)
     }
 
     func notAllowed(_ exchange: Exchange, _ allow: String) {
