@@ -445,7 +445,7 @@ def failure(balancer, origin, work, thumbd):
 
 
 def admin_and_formats(balancer, origin, work, thumbd):
-    section = "purge, signing, format=auto"
+    section = "purge, signing, format=auto, framework routes"
     sources = corpus()
     cluster = Cluster(balancer, work, "admin", thumbd,
                       ["--allow-loopback-sources", "--cache-bytes", "1G", "--admin-token", ADMIN])
@@ -466,6 +466,25 @@ def admin_and_formats(balancer, origin, work, thumbd):
               webp[0] == jpeg[0] == 200 and webp[1].get("content-type") == "image/webp"
               and jpeg[1].get("content-type") == "image/jpeg" and "accept" in webp[1].get("vary", "").lower(),
               f"{webp[1].get('content-type')} / {jpeg[1].get('content-type')}, Vary {webp[1].get('vary')}")
+        # Each framework route names its source its own way (url=, href=, the IPX path): each
+        # source's sizes must still meet on one instance, which then fetches it once.
+        quoted = lambda u: urllib.parse.quote(u, safe="")
+        routes = {
+            "/info": lambda u, w: f"/info?url={quoted(u)}",
+            "/_next/image": lambda u, w: f"/_next/image?url={quoted(u)}&w={w}&q=75",
+            "/_image": lambda u, w: f"/_image?href={quoted(u)}&w={w}",
+            "/_ipx/": lambda u, w: f"/_ipx/w_{w}/{u}",
+            "/ (weserv)": lambda u, w: f"/?w={w}&url={u}",
+        }
+        outcomes = []
+        for copy, (route, target) in enumerate(routes.items(), start=100):
+            url = source_url(origin, sources[2][0], copy)
+            statuses = [request(cluster.port, target(url, w))[0] for w in (640, 750, 828, 1080)]
+            uri = url.split(f":{origin.port}", 1)[1]
+            outcomes.append((route, statuses, origin.fetches()[uri]))
+        check(section, "framework routes and /info through the balancer: 200, each source fetched once",
+              all(set(s) == {200} and n == 1 for _, s, n in outcomes),
+              ", ".join(f"{r} {sorted(set(s))} {n}x" for r, s, n in outcomes))
     finally:
         cluster.stop()
     cluster = Cluster(balancer, work, "signed", thumbd,
@@ -488,17 +507,24 @@ def main():
     p.add_argument("--balancer", choices=["nginx", "haproxy"], required=True)
     p.add_argument("--thumbd", required=True)
     p.add_argument("--out")
+    p.add_argument("--only", choices=["placement", "capacity", "failure", "admin"],
+                   help="one section (capacity needs placement's figures: it runs both)")
     a = p.parse_args()
     work = tempfile.mkdtemp(prefix=f"thumbd-cluster-test-{a.balancer}.")
     os.chmod(work, 0o755)  # the origin's nginx workers (nobody) read the files made here
     origin = Origin(work)
     figures = {}
     try:
-        variant_bytes, corpus_bytes, largest, per_instance = placement(a.balancer, origin, work, a.thumbd)
-        figures["placement"] = per_instance
-        figures["capacity"] = capacity(a.balancer, origin, work, a.thumbd, variant_bytes, corpus_bytes, largest)
-        figures["failure"] = failure(a.balancer, origin, work, a.thumbd)
-        admin_and_formats(a.balancer, origin, work, a.thumbd)
+        wanted = lambda name: a.only in (None, name)
+        if wanted("placement") or wanted("capacity"):
+            variant_bytes, corpus_bytes, largest, per_instance = placement(a.balancer, origin, work, a.thumbd)
+            figures["placement"] = per_instance
+        if wanted("capacity"):
+            figures["capacity"] = capacity(a.balancer, origin, work, a.thumbd, variant_bytes, corpus_bytes, largest)
+        if wanted("failure"):
+            figures["failure"] = failure(a.balancer, origin, work, a.thumbd)
+        if wanted("admin"):
+            admin_and_formats(a.balancer, origin, work, a.thumbd)
     finally:
         origin.stop()
     failed = [r for r in results if not r[2]]

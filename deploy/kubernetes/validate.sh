@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates the manifests here against the Kubernetes API schemas (kubernetes-validate from PyPI,
 # offline, strict: unknown fields are errors), and checks what the recipe depends on: the
-# Ingress hashes on $arg_url, the Service is headless, the probes use /livez and /readyz.
+# Ingress hashes on the source argument and exposes the framework routes, the Service is headless, the probes use /livez and /readyz.
 # Installs kubernetes-validate into a virtualenv under ${XDG_CACHE_HOME:-~/.cache}/thumbd.
 #   deploy/kubernetes/validate.sh [KUBERNETES_VERSION]   (default 1.30.0)
 set -euo pipefail
@@ -21,7 +21,8 @@ import re, sys
 here = sys.argv[1]
 text = {n: open(f"{here}/{n}.yaml").read() for n in ("deployment", "service", "ingress")}
 checks = [
-    ("ingress hashes on the url argument", 'upstream-hash-by: "$arg_url"' in text["ingress"]),
+    ("ingress hashes on the source argument", 'upstream-hash-by: "$arg_url$arg_href"' in text["ingress"]),
+    ("ingress exposes the framework routes", all(f"path: {p}\n" in text["ingress"] for p in ("/thumb", "/info", "/_next/image", "/_image", "/"))),
     ("service is headless", re.search(r"clusterIP:\s*None", text["service"]) is not None),
     ("readiness probe on /readyz", re.search(r"readinessProbe:\s*\n\s*httpGet:\s*\n\s*path: /readyz", text["deployment"]) is not None),
     ("liveness probe on /livez", re.search(r"livenessProbe:\s*\n\s*httpGet:\s*\n\s*path: /livez", text["deployment"]) is not None),
