@@ -491,6 +491,19 @@ def main():
     signed_ratio = both_sides("signed-hit-c8", "thumbd-signed", "nginx")
     target("signed hit -c8: req/s thumbd ÷ nginx", fmt(signed_ratio, 2), "≥ 0.85",
            None if signed_ratio is None else signed_ratio >= 0.85)
+    # /_next/image's hits against /thumb's hits of the very same bytes, interleaved on one thumbd;
+    # "as fast" within the host's spread between runs of one build (±5 %). nginx serving the bytes
+    # is the reference outside our code, as in every hit mode.
+    next_ratio = both_sides("next-hit-c8", "thumbd", "nginx")
+    # The two routes run back to back in each round: the median of the rounds' ratios (a ratio
+    # of medians could pair one round's /_next/image with another's /thumb).
+    next_vs_thumb = med([ratio(one("next-hit-c8", "thumbd", rnd), one("next-hit-c8", "thumbd-thumb", rnd))
+                         for rnd in ROUNDS if one("next-hit-c8", "thumbd", rnd) is not None])
+    if pick("next-hit-c8", "thumbd"):
+        target("/_next/image hit -c8: req/s ÷ /thumb's hits of the same bytes", fmt(next_vs_thumb, 2), "≥ 0.95",
+               None if next_vs_thumb is None else next_vs_thumb >= 0.95)
+        target("/_next/image hit -c8: req/s thumbd ÷ nginx", fmt(next_ratio, 2), "≥ 0.90",
+               None if next_ratio is None else next_ratio >= 0.9)
     target("cold miss: images/s thumbd ÷ libvips floor", fmt(ips_ratio, 2), IPS_GOAL, ips_ok)
     target("cold miss: CPU ms/image thumbd ÷ libvips floor", fmt(cpu_ratio, 2), CPU_GOAL, cpu_ok)
     r = ratio(m("newsize", "thumbd"), m("cold", "thumbd"))
@@ -623,6 +636,29 @@ def main():
     P("\n".join(cmds("ab")))
     P()
 
+    nm = "next-hit-c8"
+    if pick(nm, "thumbd"):
+        P("## /_next/image hit, wrk -t2 -c8 (keep-alive): every corpus thumbnail in turn, a browser's Accept")
+        P()
+        P(f"`/_next/image?url=…&w={env.get('next_width', NA)}&q=75` for the "
+          f"{env.get('next_hit_images', NA)} corpus images, every request with `Accept: {env.get('next_accept', NA)}` "
+          f"(Chrome's), so each hit negotiates the format ({env.get('next_content_type', NA)}); warmed twice (the "
+          f"second a hit with the same bytes; failures: {env.get('next_warm_failures', NA)}) and again before each "
+          "later round. Beside it, interleaved: thumbd-thumb, the same thumbd's `/thumb?url=…&w=…&q=75&format=avif` "
+          "hits of the very same bytes (the route's own cost is the difference), and nginx serving those bytes as "
+          "static files (the same Accept header sent to each).")
+        P()
+        table(run_rows(nm, ("thumbd", "thumbd-thumb", "nginx")))
+        for rnd in ROUNDS:
+            P(f"- round {rnd}: /_next/image ÷ /thumb req/s {fmt(ratio(one(nm, 'thumbd', rnd), one(nm, 'thumbd-thumb', rnd)), 2)}, "
+              f"÷ nginx {fmt(ratio(one(nm, 'thumbd', rnd), one(nm, 'nginx', rnd)), 2)}, "
+              f"p99 ratio to nginx {fmt(ratio(one(nm, 'thumbd', rnd, 'p99_ms'), one(nm, 'nginx', rnd, 'p99_ms')), 2)}")
+        P(f"- median of the rounds: /_next/image ÷ /thumb req/s {fmt(next_vs_thumb, 2)}; ratio of the medians "
+          f"÷ nginx {fmt(next_ratio, 2)}")
+        P()
+        P("\n".join(cmds(nm)))
+        P()
+
     sm = "signed-hit-c8"
     P("## Signed hit, wrk -t2 -c8 (keep-alive): every corpus thumbnail in turn, each URL with `&sig=`")
     P()
@@ -719,7 +755,7 @@ def main():
     P("| run | counts |")
     P("|---|---|")
     for r in runs:
-        if r["target"] in ("thumbd", "thumbd-signed"):
+        if r["target"] in ("thumbd", "thumbd-thumb", "thumbd-signed"):
             P(f"| {r['id']} | {r['meta'].get('thumbd_log_counts', '').strip() or NA} |")
     P(f"| whole bench (incl. warm-ups) | {env.get('thumbd_log_counts', '').strip() or NA} |")
     P(f"| whole bench, signed thumbd (incl. warm-ups) | {env.get('signed_log_counts', '').strip() or NA} |")

@@ -40,6 +40,9 @@ AB_SLICES="${AB_SLICES:-5}"
 AB_CONCURRENCY="${AB_CONCURRENCY:-8}"
 HIT_WIDTH="${HIT_WIDTH:-300}"
 HIT_CONNECTIONS="${HIT_CONNECTIONS:-8 64}"
+NEXT_WIDTH="${NEXT_WIDTH:-384}"            # next-hit mode: one of Next.js' default image sizes
+# next-hit mode: Chrome's Accept for images, so every hit negotiates the format (AVIF) as a browser's
+NEXT_ACCEPT='image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8'
 WRK_THREADS="${WRK_THREADS:-2}"
 COLD_CONNECTIONS="${COLD_CONNECTIONS:-$((2 * cores))}"   # 2 x cores: both workers busy + one queued each
 WORKERS="${WORKERS:-$cores}"                             # floor/in-process threads: thumbd --workers default = cores
@@ -221,7 +224,7 @@ measure() {
   local meta="$raw/$id.meta" t_pids c0 c1 off0 off1 start end
   local rss_pid="$thumbd_pid" tlog="$work/thumbd.log"
   case "$target" in
-    thumbd) t_pids="$thumbd_pid" ;;
+    thumbd | thumbd-thumb) t_pids="$thumbd_pid" ;;
     thumbd-signed) t_pids="$signed_pid" rss_pid="$signed_pid" tlog="$work/thumbd-signed.log" ;;
     nginx) t_pids="$(nginx_pids)" ;;
     *) t_pids="" ;;
@@ -298,7 +301,7 @@ pid $work/nginx/nginx.pid;
 error_log $work/nginx/logs/error.log warn;
 events { worker_connections 4096; }
 http {
-  types { image/jpeg jpg jpeg; image/png png; }
+  types { image/jpeg jpg jpeg; image/png png; image/webp webp; image/avif avif; }
   default_type application/octet-stream;
   client_body_temp_path $work/nginx/tmp/body;
   proxy_temp_path $work/nginx/tmp/proxy;
@@ -424,6 +427,49 @@ rm -f "$work/static/.signed" "$work/static/.signed-headers"
 unsigned_code="$(curl -sS -o /dev/null -w '%{http_code}' "$signed$(head -1 "$work/lists/hit-thumbd.txt")")" || unsigned_code=000
 [ "$unsigned_code" = 403 ] || log "  the signed thumbd answered an unsigned URL with HTTP $unsigned_code (expected 403)"
 
+# next hit: /_next/image at a Next.js width with a browser's Accept (AVIF), warmed twice (the
+# second a hit with the same bytes), the answers saved as nginx's static files for the reference;
+# beside it the /thumb URL of the very same bytes (format=avif: the same thumbnail, its own
+# entry), so the two routes' hits are compared on one process and one set of bytes.
+log "warming /_next/image w=$NEXT_WIDTH for ${#names[@]} images with a browser's Accept"
+mkdir -p "$work/static/next"
+: >"$work/lists/next-thumbd.txt"
+: >"$work/lists/next-thumb.txt"
+: >"$work/lists/next-nginx.txt"
+next_warm_fail=0
+for n in "${names[@]}"; do
+  path="/_next/image?url=$(urlenc "$origin/$n")&w=$NEXT_WIDTH&q=75"
+  hdr="$work/static/.headers"
+  code="$(curl -sS -H "Accept: $NEXT_ACCEPT" -o "$work/static/next/$n.tmp" -D "$hdr" -w '%{http_code}' "$thumbd$path")" || code=000
+  ctype="$(awk -F': *' 'tolower($1) == "content-type" {print $2}' "$hdr" | tr -d '\r')"
+  code2="$(curl -sS -H "Accept: $NEXT_ACCEPT" -o "$work/static/next/$n.2" -D "$hdr" -w '%{http_code}' "$thumbd$path")" || code2=000
+  if [ "$code" != 200 ] || [ "$code2" != 200 ] || ! grep -qi '^x-cache: *hit' "$hdr" \
+    || ! cmp -s "$work/static/next/$n.tmp" "$work/static/next/$n.2"; then
+    log "  /_next/image warm-up $n: HTTP $code then $code2 (a hit with the same bytes expected)"
+    next_warm_fail=$((next_warm_fail + 1))
+    rm -f "$work/static/next/$n.tmp" "$work/static/next/$n.2"
+    continue
+  fi
+  case "$ctype" in
+    image/png) ext=png ;; image/webp) ext=webp ;; image/avif) ext=avif ;; *) ext=jpg ;;
+  esac
+  rm -f "$work/static/next/$n.2"
+  mv "$work/static/next/$n.tmp" "$work/static/next/${n%.*}.$ext"
+  thumb_path="/thumb?url=$(urlenc "$origin/$n")&w=$NEXT_WIDTH&q=75&format=$ext"
+  curl -sS -o "$work/static/next/$n.thumb" "$thumbd$thumb_path" || true
+  curl -sS -o "$work/static/next/$n.thumb" -D "$hdr" "$thumbd$thumb_path" || true
+  if ! grep -qi '^x-cache: *hit' "$hdr" || ! cmp -s "$work/static/next/$n.thumb" "$work/static/next/${n%.*}.$ext"; then
+    log "  /thumb twin of /_next/image $n: not a hit with the same bytes"
+    next_warm_fail=$((next_warm_fail + 1))
+  fi
+  rm -f "$work/static/next/$n.thumb"
+  echo "$path" >>"$work/lists/next-thumbd.txt"
+  echo "$thumb_path" >>"$work/lists/next-thumb.txt"
+  echo "/static/next/${n%.*}.$ext" >>"$work/lists/next-nginx.txt"
+done
+rm -f "$work/static/.headers"
+next_type="$(curl -sS -H "Accept: $NEXT_ACCEPT" -o /dev/null -w '%{content_type}' "$thumbd$(head -1 "$work/lists/next-thumbd.txt")")" || next_type=none
+
 ab_thumbd_path="$(head -1 "$work/lists/hit-thumbd.txt")"
 ab_nginx_path="$(head -1 "$work/lists/hit-nginx.txt")"
 wrk_hit=(wrk -t"$WRK_THREADS" -d"${HIT_SECONDS}s" --timeout 10s --latency -s "$bench/lua/cycle.lua")
@@ -445,6 +491,10 @@ rewarm_hits() {
   paste "$work/lists/hit-signed.txt" "$work/lists/hit-nginx.txt" | while IFS=$'\t' read -r p s; do
     curl -fsS -o "$out" "$signed$p" || log "  signed re-warm failed: $p"
     cmp -s "$out" "$work${s}" || log "  signed re-warm: $p now differs from $s"
+  done
+  paste "$work/lists/next-thumbd.txt" "$work/lists/next-nginx.txt" | while IFS=$'\t' read -r p s; do
+    curl -fsS -H "Accept: $NEXT_ACCEPT" -o "$out" "$thumbd$p" || log "  next re-warm failed: $p"
+    cmp -s "$out" "$work${s}" || log "  next re-warm: $p now differs from $s"
   done
   rm -f "$out"
 }
@@ -485,6 +535,16 @@ for round in $(seq "$ROUNDS"); do
       "${wrk_hit[@]}" -c8 "$signed" -- "$work/lists/hit-signed.txt"
     SLICE=$k measure "$round" signed-hit-c8 nginx "r$round-signed-hit-c8-nginx-s$k" -- \
       "${wrk_hit[@]}" -c8 "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/hit-nginx.txt"
+  done
+  # next hit: /_next/image with a browser's Accept (the format negotiated on every hit), against
+  # nginx serving the same bytes; its ratio is set beside hit -c8's in the report
+  for k in $(seq "$HIT_SLICES"); do
+    SLICE=$k measure "$round" next-hit-c8 thumbd "r$round-next-hit-c8-thumbd-s$k" -- \
+      "${wrk_hit[@]}" -c8 -H "Accept: $NEXT_ACCEPT" "$thumbd" -- "$work/lists/next-thumbd.txt"
+    SLICE=$k measure "$round" next-hit-c8 thumbd-thumb "r$round-next-hit-c8-thumbd-thumb-s$k" -- \
+      "${wrk_hit[@]}" -c8 -H "Accept: $NEXT_ACCEPT" "$thumbd" -- "$work/lists/next-thumb.txt"
+    SLICE=$k measure "$round" next-hit-c8 nginx "r$round-next-hit-c8-nginx-s$k" -- \
+      "${wrk_hit[@]}" -c8 -H "Accept: $NEXT_ACCEPT" "http://127.0.0.1:$NGINX_PORT" -- "$work/lists/next-nginx.txt"
   done
   for k in $(seq "$AB_SLICES"); do
     SLICE=$k measure "$round" ab thumbd "r$round-ab-thumbd-s$k" -- ab -q -c "$AB_CONCURRENCY" -n "$AB_REQUESTS" "$thumbd$ab_thumbd_path"
@@ -575,6 +635,11 @@ cpu_model="$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
   echo "signed_hit_images=$(wc -l <"$work/lists/hit-signed.txt")"
   echo "signed_warm_failures=$signed_warm_fail"
   echo "signed_unsigned_status=$unsigned_code"
+  echo "next_width=$NEXT_WIDTH"
+  echo "next_accept=$NEXT_ACCEPT"
+  echo "next_hit_images=$(wc -l <"$work/lists/next-thumbd.txt")"
+  echo "next_warm_failures=$next_warm_fail"
+  echo "next_content_type=$next_type"
   echo "signed_vmhwm_kb=$signed_hwm_kb"
   echo "ab_thumbd_url=$thumbd$ab_thumbd_path"
   echo "ab_nginx_url=http://127.0.0.1:$NGINX_PORT$ab_nginx_path"
