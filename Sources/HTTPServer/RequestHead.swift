@@ -51,6 +51,22 @@ public struct RequestHead {
         return String(decoding: UnsafeRawBufferPointer(start: value, count: count), as: UTF8.self)
     }
 
+    /// `body` with the bytes of the first header field called `name`, read in place (nil when
+    /// there is none): no string is made, for a hit that only scans a value.
+    public func withHeader<R>(_ name: StaticString, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        var value: UnsafePointer<CChar>?
+        var count = 0
+        let found = name.withUTF8Buffer { name in
+            name.withMemoryRebound(to: CChar.self) { name in
+                MHD_lookup_connection_value_n(connection, .HEADER_KIND, name.baseAddress, name.count, &value, &count)
+            }
+        }
+        guard found == .YES, let value else { return body(nil) }
+        return value.withMemoryRebound(to: UInt8.self, capacity: count) {
+            body(UnsafeBufferPointer(start: $0, count: count))
+        }
+    }
+
     /// Whether a header field called `name` (ASCII case-insensitive) is present.
     public func hasHeader(_ name: StaticString) -> Bool {
         name.withUTF8Buffer { name in

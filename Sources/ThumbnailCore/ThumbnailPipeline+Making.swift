@@ -47,7 +47,7 @@ extension ThumbnailPipeline {
         _ source: SourceURL, _ spec: TransformSpec, _ key: CacheKey, ticket: WorkerPool.Ticket
     ) -> Bool {
         guard case .decoded(let copy, let freshness) = cache.value(forKey: .decoded(source)),
-            copy.canServe(spec)
+            copy.canServe(spec), !renderer.animates(copy.source, spec)
         else { return false }
         ticket.run(costing: { [renderer] _ in renderer.cutEstimate(copy, spec: spec) }) { [self] deadline in
             storeVariant(
@@ -194,7 +194,8 @@ extension ThumbnailPipeline {
     private func jobEstimate(_ info: SourceInfo, _ product: Product, keepingCopy: Bool) -> Int {
         guard case .thumbnail(let spec) = product else { return renderer.describeEstimate(info) }
         let first = renderer.estimate(info, spec: spec)
-        guard keepingCopy else { return first }
+        // An animation is always made from its original: no copy.
+        guard keepingCopy, !renderer.animates(info, spec) else { return first }
         // A later size decodes the reusable copy and cuts from it, or streams as a first size does.
         let box = ThumbnailRenderer<Imaging>.copyBox(for: info)
         return max(first, renderer.copyEstimate(info) + box.width * box.height * max(1, info.bands))

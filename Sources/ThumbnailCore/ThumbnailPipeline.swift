@@ -40,8 +40,11 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     }
 
     public struct Limits: Sendable {
-        /// A source whose first page has more pixels than this is refused before decoding.
+        /// A source whose first page has more pixels than this is refused before decoding; an
+        /// animation whose frames together have more is made a still of its first frame.
         public var maxSourcePixels: Int
+        /// An animation with more frames is made a still of its first frame (`--max-frames`).
+        public var maxFrames: Int
         /// How long an origin's failure for a source is remembered and answered without a fetch;
         /// zero turns negative caching off.
         public var errorTTL: Duration
@@ -65,9 +68,10 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         /// No defaults: the service's settings (`ServiceConfiguration`) are where they are written.
         public init(
             maxSourcePixels: Int, errorTTL: Duration, freshness: FreshnessPolicy, maxPromisedLifetime: Duration,
-            maxFetchesPerOrigin: Int, fetchTimeout: Duration, fetchReservation: Int
+            maxFetchesPerOrigin: Int, fetchTimeout: Duration, fetchReservation: Int, maxFrames: Int = 256
         ) {
             self.maxSourcePixels = maxSourcePixels
+            self.maxFrames = maxFrames
             self.errorTTL = errorTTL
             self.freshness = freshness
             self.maxPromisedLifetime = maxPromisedLifetime
@@ -134,7 +138,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         self.workers = workers
         self.fetcher = fetcher
         self.renderer = ThumbnailRenderer(
-            imaging: imaging, maxSourcePixels: limits.maxSourcePixels, timings: renderTimings)
+            imaging: imaging, maxSourcePixels: limits.maxSourcePixels, maxFrames: limits.maxFrames,
+            maxAnimationMemory: workers.workBudget, timings: renderTimings)
         self.prepare = prepare
     }
 

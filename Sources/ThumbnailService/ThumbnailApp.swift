@@ -62,7 +62,7 @@ public final class ThumbnailApp: Sendable {
                 maxPromisedLifetime: configuration.cache.maxAge,
                 maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout,
                 // A fetch may grow to --max-source-bytes: that is what it reserves until it knows.
-                fetchReservation: configuration.fetch.maxSourceBytes),
+                fetchReservation: configuration.fetch.maxSourceBytes, maxFrames: configuration.processing.maxFrames),
             now: clock
         ) { image, fingerprint, lifetime in
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).

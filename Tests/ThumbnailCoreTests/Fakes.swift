@@ -104,8 +104,10 @@ final class FakeCopy: Sendable {
     }
 }
 
-/// "Decodes" a source whose first byte is its width / 10 and second its height / 10, and
-/// "encodes" a thumbnail as the text of its size. Renders wait on `gate` (open by default).
+/// "Decodes" a source whose first byte is its width / 10 and second its height / 10 (an animated
+/// GIF when a third byte 0xA7 is followed by its frame count), and "encodes" a thumbnail as the
+/// text of its size (and its frames, when it keeps an animation). Renders wait on `gate` (open by
+/// default).
 final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
     let gate: Gate
     let decodes = Locked(0)
@@ -118,6 +120,11 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
     func inspect(_ source: ImageBytes) throws(ThumbnailError) -> SourceInfo {
         let bytes = source.array
         guard bytes.count >= 2 else { throw ThumbnailError(.unsupportedSource) }
+        if bytes.count >= 4, bytes[2] == 0xA7 {
+            return SourceInfo(
+                format: .gif, width: Int(bytes[0]) * 10, height: Int(bytes[1]) * 10, pageCount: Int(bytes[3]),
+                hasAlpha: true)
+        }
         return SourceInfo(format: .jpeg, width: Int(bytes[0]) * 10, height: Int(bytes[1]) * 10)
     }
 
@@ -150,9 +157,17 @@ final class FakeImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         if case .decoded(let copy) = input, copy.handle.width < width {
             throw ThumbnailError(.internal, "fake: cut larger than its copy")
         }
+        var frames = 1
+        if output.keepsAnimation {
+            // A decoded copy holds one frame: an animation is only ever made from its original.
+            guard case .original(_, let info) = input else {
+                throw ThumbnailError(.internal, "fake: animation from a copy")
+            }
+            frames = info.pageCount
+        }
+        let text = "w=\(width),h=\(height)" + (frames > 1 ? ",frames=\(frames)" : "")
         return EncodedImage(
-            bytes: ImageBytes(Array("w=\(width),h=\(height)".utf8)), format: output.format, width: width, height: height
-        )
+            bytes: ImageBytes(Array(text.utf8)), format: output.format, width: width, height: height, frames: frames)
     }
 }
 

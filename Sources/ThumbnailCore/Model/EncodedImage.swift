@@ -6,16 +6,26 @@ public struct EncodedImage: Sendable {
     public var format: OutputFormat?
     /// What `bytes` are, as a Content-Type.
     public var mediaType: String
-    /// The thumbnail's size; for a document, its source's displayed size.
+    /// The thumbnail's size (one frame's); for a document, its source's displayed size.
     public var width: Int
     public var height: Int
+    /// Frames in the thumbnail: 1 for a still.
+    public var frames: Int
+    /// Set when an animated source that would have stayed animated was made a still of its first
+    /// frame because it is over a limit: the answer says so (`X-Thumbd-First-Frame`).
+    public var firstFrameOnly: FirstFrameReason?
 
-    public init(bytes: ImageBytes, format: OutputFormat, width: Int, height: Int) {
+    public init(
+        bytes: ImageBytes, format: OutputFormat, width: Int, height: Int, frames: Int = 1,
+        firstFrameOnly: FirstFrameReason? = nil
+    ) {
         self.bytes = bytes
         self.format = format
         self.mediaType = format.mediaType
         self.width = width
         self.height = height
+        self.frames = frames
+        self.firstFrameOnly = firstFrameOnly
     }
 
     /// A document about a source of `width` × `height`.
@@ -25,5 +35,7 @@ public struct EncodedImage: Sendable {
         self.mediaType = mediaType
         self.width = width
         self.height = height
+        self.frames = 1
+        self.firstFrameOnly = nil
     }
 }

@@ -69,10 +69,10 @@ public struct RequestParameter: Sendable, Equatable {
         defaultValue: Crop.centre.rawValue,
         summary: "What fit=cover keeps; attention is libvips' smart crop. Only with fit=cover.")
     public static let format = RequestParameter(
-        name: "format", kind: .choice(OutputFormat.allCases.map(\.rawValue) + ["auto"]), key: .negotiated,
+        name: "format", kind: .choice(OutputFormat.requestable.map(\.rawValue) + ["auto"]), key: .negotiated,
         requiredForThumb: false, defaultValue: nil,
         summary:
-            "Output format. Default: the source's family (JPEG→JPEG, PNG→PNG, WebP→WebP, else JPEG, or PNG with alpha); auto picks AVIF or WebP when Accept names them (Vary: Accept)."
+            "Output format. Default: the source's family (JPEG→JPEG, PNG→PNG, WebP→WebP, animated GIF→animated GIF, else JPEG, or PNG with alpha); auto picks AVIF (WebP for an animation) or WebP when Accept names them (Vary: Accept). An animation stays animated as GIF or WebP; jpeg, png and avif give its first frame."
     )
     public static let quality = RequestParameter(
         name: "q", kind: .integer(1...100), key: .always, requiredForThumb: false,

@@ -34,5 +34,23 @@ public struct SourceInfo: Sendable, Equatable {
         self.isAVIF = isAVIF
     }
 
+    /// Pixels of the first page.
     public var pixels: Int { width.multipliedReportingOverflow(by: height).overflow ? .max : width * height }
+
+    /// An animation: a GIF or WebP of more than one frame (a multi-page TIFF or HEIF is a set of
+    /// pictures, not an animation: its first page is the image).
+    public var isAnimated: Bool { pageCount > 1 && (format == .gif || format == .webp) }
+
+    /// Pixels of every frame together: what an animation decodes.
+    public var animationPixels: Int {
+        let (total, overflow) = pixels.multipliedReportingOverflow(by: max(1, pageCount))
+        return overflow ? .max : total
+    }
+
+    /// This source as its first frame alone: what a still made from it decodes.
+    public var firstFrame: SourceInfo {
+        var still = self
+        still.pageCount = 1
+        return still
+    }
 }

@@ -15,6 +15,10 @@
 /// - **What streams.** Everything else flows through libvips' line caches: a band of rows of the
 ///   decoded width (`streamedRows`), in float while resizing; with alpha about three times as many.
 /// - **The output**, materialised once, and a fixed allowance for libvips' and the codec's own state.
+/// - **An animation kept animated** (`SourceInfo.isAnimated`, all frames decoded): the loader
+///   holds one canvas as for a still, the resize streams as for a still (the frames are one tall
+///   image), and the output is every frame's (`frames` × the output), plus the animation
+///   encoder's frame buffers.
 public enum DecodeMemory {
     /// libvips' and the codecs' own state per job (tables, thread buffers, the encoder).
     public static let fixedBytes = 4 << 20
@@ -56,8 +60,11 @@ public enum DecodeMemory {
         }
         // Float while resizing: 4 bytes a band sample.
         let streamed = Double(streamedRows(hasAlpha: info.hasAlpha)) * decodedWidth * Double(bands) * 4
-        let output = Double(width) * Double(height) * Double(bands) * 4
-        let total = Double(fixedBytes) + held + streamed + output
+        let frames = Double(info.isAnimated ? info.pageCount : 1)
+        let output = Double(width) * Double(height) * Double(bands) * 4 * frames
+        // The animation encoders (cgif, libwebp's WebPAnimEncoder) keep a few RGBA canvases.
+        let encoder = frames > 1 ? Double(width) * Double(height) * 4 * 4 : 0
+        let total = Double(fixedBytes) + held + streamed + output + encoder
         return total >= Double(Int.max) ? .max : Int(total)
     }
 }

@@ -14,14 +14,61 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
     public static var decodedSide: Int { 1024 }
 
     public let imaging: Imaging
+    /// The most pixels of a first page, and of all an animation's frames together (over it, the
+    /// animation is made a still of its first frame).
     public let maxSourcePixels: Int
+    /// An animation with more frames is made a still of its first frame.
+    public let maxFrames: Int
+    /// An animation whose decode-memory estimate is over this (the work budget) is made a still of
+    /// its first frame: it could never be charged.
+    public let maxAnimationMemory: Int
     /// Where decode and encode times go (the pipeline's metrics); nil: not timed.
     public let timings: RenderTimings?
 
-    public init(imaging: Imaging, maxSourcePixels: Int, timings: RenderTimings? = nil) {
+    public init(
+        imaging: Imaging, maxSourcePixels: Int, maxFrames: Int = 256, maxAnimationMemory: Int = .max,
+        timings: RenderTimings? = nil
+    ) {
         self.imaging = imaging
         self.maxSourcePixels = maxSourcePixels
+        self.maxFrames = maxFrames
+        self.maxAnimationMemory = maxAnimationMemory
         self.timings = timings
+    }
+
+    /// How a thumbnail of `info` at `spec` is made: the format, and whether every frame is kept.
+    /// An animation stays animated in a format that can animate (GIF, WebP) unless it is over a
+    /// limit; then it is the still its first frame makes, in the format a still source would
+    /// get, and the plan says which limit.
+    public func plan(_ info: SourceInfo, _ spec: TransformSpec) -> RenderPlan {
+        let format = spec.format.resolve(for: info)
+        guard info.isAnimated, format.canAnimate else {
+            return RenderPlan(format: format, animated: false, firstFrameOnly: nil, decoded: info.firstFrame)
+        }
+        let reason: FirstFrameReason?
+        if info.pageCount > maxFrames {
+            reason = .maxFrames
+        } else if info.animationPixels > maxSourcePixels {
+            reason = .maxPixels
+        } else if DecodeMemory.estimate(
+            info, width: outputSize(info, spec).width, height: outputSize(info, spec).height)
+            > maxAnimationMemory
+        {
+            reason = .workBytes
+        } else {
+            reason = nil
+        }
+        guard let reason else { return RenderPlan(format: format, animated: true, firstFrameOnly: nil, decoded: info) }
+        let still = info.firstFrame
+        return RenderPlan(
+            format: spec.format.resolve(for: still), animated: false, firstFrameOnly: reason, decoded: still)
+    }
+
+    /// One output frame's size for `spec` (oriented, clamped: never upscaled).
+    private func outputSize(_ info: SourceInfo, _ spec: TransformSpec) -> (width: Int, height: Int) {
+        switch OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height) {
+        case .exact(let width, let height), .cover(let width, let height, _): (width, height)
+        }
     }
 
     /// Header check (format, pixel cap).
@@ -34,14 +81,16 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
         return info
     }
 
-    /// The decode memory a first size of `info` at `spec` needs (`DecodeMemory`), from the header.
+    /// The decode memory a first size of `info` at `spec` needs (`DecodeMemory`), from the header:
+    /// every frame's when it stays animated.
     public func estimate(_ info: SourceInfo, spec: TransformSpec) -> Int {
-        let size: (width: Int, height: Int)
-        switch OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height) {
-        case .exact(let width, let height), .cover(let width, let height, _): size = (width, height)
-        }
-        return DecodeMemory.estimate(info, width: size.width, height: size.height)
+        let size = outputSize(info, spec)
+        return DecodeMemory.estimate(plan(info, spec).decoded, width: size.width, height: size.height)
     }
+
+    /// Whether a thumbnail of `info` at `spec` keeps its animation: then it is made from the
+    /// original, never from a decoded copy (which holds the first frame only).
+    public func animates(_ info: SourceInfo, _ spec: TransformSpec) -> Bool { plan(info, spec).animated }
 
     /// The decode memory of the reusable copy of `info` (a decode into the copy's box).
     public func copyEstimate(_ info: SourceInfo) -> Int {
@@ -76,7 +125,8 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
     {
         let info = try inspect(original)
         let box = Self.copyBox(for: info)
-        guard DecodedSource<Imaging.Decoded>.canServe(spec, copyWidth: box.width, copyHeight: box.height, source: info)
+        guard !animates(info, spec),
+            DecodedSource<Imaging.Decoded>.canServe(spec, copyWidth: box.width, copyHeight: box.height, source: info)
         else { return (try encode(.original(original, info), info: info, spec: spec, deadline: deadline), nil) }
         let start = ContinuousClock.now
         let copy = try imaging.decode(
@@ -99,19 +149,22 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
         _ input: EncodeInput<Imaging.Decoded>, info: SourceInfo, spec: TransformSpec, deadline: JobDeadline
     ) throws(ThumbnailError) -> EncodedImage {
         let resize = OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height)
-        let format = spec.format.resolve(for: info)
+        let plan = plan(info, spec)
+        let format = plan.format
         // "Like the source" picks PNG for a GIF/HEIF/TIFF with an alpha band; if no pixel uses
         // it (every GIF loads with one), JPEG is what the rule means.
         let alphaOnly = spec.format == .source && format == .png && ![.jpeg, .png, .webp].contains(info.format)
-        let output = OutputChoice(format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil)
-        guard let timings else { return try imaging.encode(input, resize: resize, output: output, deadline: deadline) }
+        let output = OutputChoice(
+            format: format, quality: spec.quality, opaqueFormat: alphaOnly ? .jpeg : nil, keepsAnimation: plan.animated)
         let start = ContinuousClock.now
         let encoded = Result { () throws(ThumbnailError) in
-            try imaging.encode(input, resize: resize, output: output, deadline: deadline)
+            var image = try imaging.encode(input, resize: resize, output: output, deadline: deadline)
+            image.firstFrameOnly = plan.firstFrameOnly
+            return image
         }
         var fromCopy = false
         if case .decoded = input { fromCopy = true }
-        timings.recordEncode((try? encoded.get())?.format ?? format, fromCopy: fromCopy, since: start)
+        timings?.recordEncode((try? encoded.get())?.format ?? format, fromCopy: fromCopy, since: start)
         return try encoded.get()
     }
 

@@ -91,7 +91,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         }
         let encoding = VipsEncoding(
             format: Self.vipsFormat(output.format), quality: output.quality,
-            opaqueFormat: output.opaqueFormat.map(Self.vipsFormat))
+            opaqueFormat: output.opaqueFormat.map(Self.vipsFormat), keepsAnimation: output.keepsAnimation)
         do {
             let thumbnail: VipsThumbnail
             switch input {
@@ -109,7 +109,8 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
             let buffer = thumbnail.buffer
             return EncodedImage(
                 bytes: ImageBytes(base: buffer.pointer, count: buffer.count, owner: buffer),
-                format: Self.format(thumbnail.format), width: thumbnail.width, height: thumbnail.height)
+                format: Self.format(thumbnail.format), width: thumbnail.width, height: thumbnail.height,
+                frames: thumbnail.frames)
         } catch {
             throw Self.map(error)
         }
@@ -132,6 +133,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         case .png: .png
         case .webp: .webp
         case .avif: .avif
+        case .gif: .gif
         }
     }
 
@@ -141,6 +143,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         case .png: .png
         case .webp: .webp
         case .avif: .avif
+        case .gif: .gif
         }
     }
 }

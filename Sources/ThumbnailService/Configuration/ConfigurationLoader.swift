@@ -55,7 +55,12 @@ extension ServiceConfiguration {
             "Largest source accepted, counted while streaming"),
         .int(
             "max-source-pixels", \.processing.maxSourcePixels, 1...1_000_000_000,
-            "Largest source in pixels (first page), checked before decoding"),
+            "Largest source in pixels (first page), checked before decoding; an animation over it counting every frame gets its first frame"
+        ),
+        .int(
+            "max-frames", \.processing.maxFrames, 1...10_000,
+            "An animated GIF or WebP with more frames is answered with its first frame as a still (X-Thumbd-First-Frame)"
+        ),
         .bool(
             "allow-loopback-sources", \.fetch.allowLoopback, "Allow sources on loopback addresses (development, tests)"),
         .bool("allow-private-sources", \.fetch.allowPrivate, "Allow sources on private and CGNAT addresses"),

@@ -113,8 +113,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// or in processing, fetches in progress, and the decode memory of running jobs (estimated
         /// from the header). A quarter of the cgroup's or machine's memory limit, 64 MiB to 4 GiB.
         public var workBytes = MemoryLimit.defaultWorkBytes()
-        /// Width × height of the first page, checked before decoding.
+        /// Width × height of the first page, checked before decoding; an animation's frames
+        /// together over it are made a still of the first frame.
         public var maxSourcePixels = 75_000_000
+        /// An animated GIF or WebP with more frames is answered with its first frame as a still
+        /// (`X-Thumbd-First-Frame: max-frames`). 256: what weserv truncates at, silently; a
+        /// 10-s clip at 25 fps.
+        public var maxFrames = 256
         /// How often freed heap memory is handed back to the system (`malloc_trim`, `MallocTrim`);
         /// zero never. Anything long-lived that lands at the top of a heap (a cached thumbnail, a
         /// cache entry) keeps glibc from shrinking it, so the working buffers of every decode since

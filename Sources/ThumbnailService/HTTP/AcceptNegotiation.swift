@@ -1,7 +1,8 @@
 import ThumbnailCore
 
-/// `format=auto` and `/_next/image`: AVIF if the client names it, else WebP if it names it, else
-/// like the source.
+/// `format=auto` and `/_next/image`: which of AVIF and WebP the client names; like the source when
+/// neither. The format itself is picked once the source is read (`RequestedFormat.negotiated`):
+/// AVIF first for a still, WebP for an animation.
 ///
 /// Only explicit `image/avif` / `image/webp` entries with q > 0 count: `*/*` is what curl and
 /// every crawler send, and they are better served the source's family.
@@ -12,8 +13,15 @@ import ThumbnailCore
 enum AcceptNegotiation {
     static func preferredFormat(accept: String?) -> RequestedFormat {
         guard var accept else { return .source }
-        let (avif, webp) = accept.withUTF8 { named($0) }
-        return avif ? .exactly(.avif) : webp ? .exactly(.webp) : .source
+        return accept.withUTF8 { preferredFormat(acceptBytes: $0) }
+    }
+
+    /// The same, from the header's bytes (`RequestHead.withHeader`: the hit path reads them in
+    /// place, without making a string of the browser's 70-byte header).
+    static func preferredFormat(acceptBytes: UnsafeBufferPointer<UInt8>?) -> RequestedFormat {
+        guard let acceptBytes else { return .source }
+        let (avif, webp) = named(acceptBytes)
+        return avif || webp ? .negotiated(avif: avif, webp: webp) : .source
     }
 
     /// Whether the header names `image/avif` and `image/webp` with q > 0 (its first 64 entries).

@@ -40,6 +40,8 @@ public final class HitResponses: PreparedAnswer {
     let etag: String
     private let mediaType: String
     private let cacheControl: String
+    /// An animation made a still because of a limit: `X-Thumbd-First-Frame: <limit>` on every answer.
+    private let firstFrameOnly: FirstFrameReason?
     /// True while the cache entry holding these is in the cache: a kept reference (`ParsedTargets`)
     /// may serve them only then. Cleared by the cache, under its lock, when the entry leaves.
     private let cached = Atomic<Bool>(true)
@@ -55,14 +57,16 @@ public final class HitResponses: PreparedAnswer {
         etag = ETag.strong(fingerprint: fingerprint)
         mediaType = image.mediaType
         self.cacheControl = cacheControl
+        firstFrameOnly = image.firstFrameOnly
         let bytes = image.bytes
         // libmicrohttpd sends no 304 body but takes its Content-Length from it: the 200's, as RFC
         // 9110 allows, rather than a false 0.
         let body = HTTPBody.buffer(bytes.buffer, owner: bytes)
+        let reason = image.firstFrameOnly
         ok = HTTPPreparedResponse(
-            status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .plain), body: body)
+            status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .plain, reason), body: body)
         notModified = HTTPPreparedResponse(
-            status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .plain), body: body)
+            status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .plain, reason), body: body)
     }
 
     deinit {
@@ -95,10 +99,12 @@ public final class HitResponses: PreparedAnswer {
         if nextImagePair.load(ordering: .acquiring) != nil { return 0 }
         let pair = Pair(
             ok: HTTPPreparedResponse(
-                status: 200, headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .nextImage),
+                status: 200,
+                headers: Self.headers(200, etag, mediaType, cacheControl, "hit", .nextImage, firstFrameOnly),
                 body: ok.body),
             notModified: HTTPPreparedResponse(
-                status: 304, headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .nextImage),
+                status: 304,
+                headers: Self.headers(304, etag, mediaType, cacheControl, "hit", .nextImage, firstFrameOnly),
                 body: ok.body))
         let made = Unmanaged.passRetained(pair)
         let (exchanged, _) = nextImagePair.compareExchange(
@@ -120,7 +126,7 @@ public final class HitResponses: PreparedAnswer {
     /// format): the prepared response's status and body, with this request's `X-Cache` and `Vary`.
     func answer(notModified: Bool, cache: String, variesOnAccept: Bool, style: Style = .plain) -> HTTPResponse {
         let prepared = notModified ? self.notModified : ok
-        var headers = Self.headers(prepared.status, etag, mediaType, cacheControl, cache, style)
+        var headers = Self.headers(prepared.status, etag, mediaType, cacheControl, cache, style, firstFrameOnly)
         if variesOnAccept && style == .plain { headers.append(("Vary", "Accept")) }
         return HTTPResponse(status: prepared.status, headers: headers, body: prepared.body)
     }
@@ -133,11 +139,14 @@ public final class HitResponses: PreparedAnswer {
     ]
 
     private static func headers(
-        _ status: Int, _ etag: String, _ mediaType: String, _ cacheControl: String, _ cache: String, _ style: Style
+        _ status: Int, _ etag: String, _ mediaType: String, _ cacheControl: String, _ cache: String, _ style: Style,
+        _ firstFrameOnly: FirstFrameReason?
     )
         -> [(String, String)]
     {
         var headers = [("ETag", etag), ("Cache-Control", cacheControl), ("X-Cache", cache)]
+        // Said on the 304 as well: a cache refreshing its copy keeps the header with it.
+        if let firstFrameOnly { headers.append(("X-Thumbd-First-Frame", firstFrameOnly.rawValue)) }
         if status != 304 { headers.insert(("Content-Type", mediaType), at: 0) }
         if style == .nextImage {
             headers.append(("Vary", "Accept"))

@@ -88,17 +88,16 @@ extension Routes {
     /// the target is remembered once per outcome, which is worked out first (in place, no
     /// allocation).
     func nextImageHit(_ head: RequestHead, start: ContinuousClock.Instant, isGet: Bool) -> HTTPPreparedResponse? {
-        let format = AcceptNegotiation.preferredFormat(accept: head.header("accept"))
+        let format = head.withHeader("accept") { AcceptNegotiation.preferredFormat(acceptBytes: $0) }
         return keptHit(head, .nextImage, flavour: Self.acceptFlavour(format), start: start, isGet: isGet)
     }
 
     /// The `ParsedTargets` flavour of an `Accept` outcome (0 is a target without one).
     static func acceptFlavour(_ format: RequestedFormat) -> UInt8 {
         switch format {
-        case .exactly(.avif): 1
-        case .exactly(.webp): 2
-        case .source: 3
-        case .exactly(let other): 4 + UInt8(OutputFormat.allCases.firstIndex(of: other) ?? 0)
+        case .negotiated(let avif, let webp): (avif ? 1 : 0) + (webp ? 2 : 0)
+        case .source: 4
+        case .exactly(let other): 5 + UInt8(OutputFormat.allCases.firstIndex(of: other) ?? 0)
         }
     }
 }
