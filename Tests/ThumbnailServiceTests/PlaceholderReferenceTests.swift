@@ -10,10 +10,6 @@ import ThumbnailCore
 /// in a venv under .build/pyref that scripts/pyref.sh makes (scripts/test.sh runs it): without it
 /// these fail rather than skip.
 @Suite struct PlaceholderReferenceTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let python = root.appendingPathComponent(".build/pyref/venv/bin/python").path
-
     /// Reads `/info`'s JSON on standard input; prints both placeholders drawn by the reference
     /// decoders: the BlurHash at 32 × 16 (RGB), the ThumbHash at its own size (RGBA).
     static let driver = """
@@ -69,30 +65,7 @@ import ThumbnailCore
 
     /// Runs a Python program in the reference venv, `input` on its standard input; its output.
     static func run(_ program: String, input: [UInt8]) async throws -> Data {
-        let python = Self.python
-        try #require(
-            FileManager.default.isExecutableFile(atPath: python),
-            "no reference decoders at \(python): run scripts/pyref.sh (scripts/test.sh does)")
-        let (status, output, errors) = try await ProcessTests.onThread { () -> (Int32, Data, String) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = ["-c", program]
-            let stdin = Pipe()
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardInput = stdin
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            stdin.fileHandleForWriting.write(Data(input))
-            try stdin.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            let text = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, data, String(decoding: text, as: UTF8.self))
-        }
-        try #require(status == 0, "\(errors)")
-        return output
+        Data(try await ReferencePython.run(program, input: input))
     }
 
     /// Encodes `{"width", "height", "rgba"}` with the reference encoders: BlurHash of RGB (4 × 3),
