@@ -132,6 +132,7 @@ public struct VipsImaging: ImageInspecting, ImageDecoding, ImageEncoding {
         case .png: .png
         case .webp: .webp
         case .avif: .avif
+        case .gif: preconditionFailure("GIF is never asked for (vipsFormat)")
         }
     }
 
