@@ -148,6 +148,44 @@ int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsI
     return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
 }
 
+int cvips_smartcrop_attention(VipsImage *in, int width, int height, int *x, int *y) {
+    VipsImage *out = NULL;
+    int result = vips_smartcrop(in, &out, width, height, "interesting", VIPS_INTERESTING_ATTENTION, "attention_x", x,
+                                "attention_y", y, NULL);
+    if (out) g_object_unref(out);
+    return result;
+}
+
+int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int cvips_crop_pages(VipsImage *in, VipsImage **out, int left, int top, int width, int height, int page_height) {
+    if (page_height <= 0 || in->Ysize % page_height != 0 || left < 0 || top < 0 || width <= 0 || height <= 0 ||
+        left + width > in->Xsize || top + height > page_height) {
+        vips_error("cvips_crop_pages", "bad crop window");
+        return -1;
+    }
+    if (vips_image_wio_input(in)) return -1;
+    int pages = in->Ysize / page_height;
+    VipsImage *image = vips_image_new_memory();
+    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_ANY, in, NULL)) {
+        g_object_unref(image);
+        return -1;
+    }
+    image->Xsize = width;
+    image->Ysize = height * pages;
+    for (int page = 0; page < pages; page++)
+        for (int y = 0; y < height; y++)
+            if (vips_image_write_line(image, page * height + y,
+                                      VIPS_IMAGE_ADDR(in, left, page * page_height + top + y))) {
+                g_object_unref(image);
+                return -1;
+            }
+    *out = image;
+    return 0;
+}
+
 // MARK: Deadlines
 
 // Read on libvips' own threads (eval signals, a timed source's reads), which get their work from
@@ -288,6 +326,13 @@ int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression
 
 int cvips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip) {
     return vips_webpsave_buffer(in, buf, len, "Q", quality, "strip", strip, NULL);
+}
+
+int cvips_gifsave_buffer(VipsImage *in, void **buf, size_t *len, int effort, double dither, int bitdepth,
+                         double interframe_maxerror, double interpalette_maxerror) {
+    return vips_gifsave_buffer(in, buf, len, "effort", effort, "dither", dither, "bitdepth", bitdepth,
+                               "interframe_maxerror", interframe_maxerror, "interpalette_maxerror",
+                               interpalette_maxerror, "strip", TRUE, NULL);
 }
 
 int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int effort, gboolean strip) {

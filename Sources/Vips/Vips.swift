@@ -86,7 +86,9 @@ public enum Vips {
     }
 
     /// Reads only the header: no pixels are decoded. The loader is identified from the first bytes
-    /// and checked against `options.allowedLoaders` before the image is opened with it.
+    /// and checked against `options.allowedLoaders` before the image is opened with it. An animated
+    /// GIF's or WebP's loop count and frame delays come from its header too (the GIF loader scans
+    /// the frames' headers, the WebP one the demuxer's frame list; neither decodes a frame).
     public static func header(of bytes: UnsafeRawBufferPointer, options: VipsOptions) throws(VipsError) -> VipsHeader {
         initialize()
         let loader = try VipsPipeline.checkLoader(bytes, options: options)
@@ -95,7 +97,8 @@ public enum Vips {
             loader: loader, width: image.width, height: image.pageHeight, pageCount: image.pageCount,
             bands: image.bands, hasAlpha: image.hasAlpha, orientation: image.orientation,
             bytesPerSample: image.bytesPerSample, interlaced: image.interlaced,
-            compression: image.string("heif-compression"))
+            compression: image.string("heif-compression"), loop: image.int("loop"),
+            delays: image.intArray("delay") ?? [])
     }
 
     /// A thumbnail of exactly `cut`'s size (clamped to the input: never upscaled): first page, EXIF
@@ -103,10 +106,16 @@ public enum Vips {
     /// greyscale), 8-bit, alpha flattened onto white for JPEG, every metadata field stripped. Safe to
     /// call concurrently, also on one decoded copy.
     ///
+    /// With `encoding.keepsAnimation`, an animated GIF or WebP (encoded bytes) into GIF or WebP keeps
+    /// every frame instead: each frame `cut`'s size (a cover cut crops every frame to the same
+    /// window), not rotated (browsers do not apply EXIF orientation to animations), and the only
+    /// metadata kept are the frame delays and the loop count. `VipsThumbnail.frames` says how many.
+    ///
     /// `timeLimit`: once it has passed, the decoding and resizing stop (JPEG, PNG and TIFF within a
     /// read of their bytes; the rest at the next progress signal of libvips' copy to memory), and
     /// so does the call before it encodes; it then throws `.timedOut`. The header read and the
-    /// encoder are not interrupted (`VipsDeadline` says why). Nil: no limit.
+    /// encoder are not interrupted (`VipsDeadline` says why), except an animated GIF's encoder,
+    /// which stops at its next frame's rows. Nil: no limit.
     public static func thumbnail(
         of input: VipsInput, cut: VipsCut, encoding: VipsEncoding, options: VipsOptions, timeLimit: Duration? = nil
     ) throws(VipsError) -> VipsThumbnail {

@@ -17,7 +17,9 @@ import Primitives
 /// The evaluation then fails with libvips' error, which the pipeline reports as
 /// `VipsError.timedOut`. Not covered: the header reads, and the encoders, whose cost is bounded
 /// by the output (heifsave encodes after its sink; 8.14's webpsave leaks when its sink fails), so
-/// the pipeline checks the deadline once before encoding instead. Owns one reference to the C
+/// the pipeline checks the deadline once before encoding instead. The one exception is an animated
+/// GIF's encoder, whose cost grows with the frames: its input is watched too (cgifsave stops
+/// cleanly at the next frame's rows). Owns one reference to the C
 /// deadline; each watched image and timed source holds its own.
 final class VipsDeadline {
     private let pointer: OpaquePointer

@@ -35,6 +35,11 @@ package final class VipsFixtureImage {
         vips_image_set_int(handle.pointer, field, Int32(value))
     }
 
+    /// Sets an integer-array metadata field: "delay" (an animation's frame delays in milliseconds).
+    package func setIntArray(_ field: String, _ values: [Int]) {
+        handle.setIntArray(field, values)
+    }
+
     /// Sets a blob metadata field, e.g. "icc-profile-data" (which savers that keep metadata embed).
     package func setBlob(_ field: String, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { vips_image_set_blob_copy(handle.pointer, field, $0.baseAddress, $0.count) }

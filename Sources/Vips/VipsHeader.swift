@@ -22,10 +22,17 @@ public struct VipsHeader: Sendable, Equatable {
     /// How a HEIF's images are coded, as libvips names it ("av1" in an AVIF file, "hevc", ...);
     /// nil for other formats.
     public let compression: String?
+    /// How many times an animation plays, 0 for forever (libvips' "loop", from a GIF's NETSCAPE
+    /// extension or a WebP's ANIM chunk); nil for the formats without one (JPEG, PNG, still WebP, ...).
+    public let loop: Int?
+    /// Each frame's display time in milliseconds, in order (an animated GIF or WebP); empty when the
+    /// file has none.
+    public let delays: [Int]
 
     public init(
         loader: String, width: Int, height: Int, pageCount: Int, bands: Int, hasAlpha: Bool, orientation: Int,
-        bytesPerSample: Int = 1, interlaced: Bool = false, compression: String? = nil
+        bytesPerSample: Int = 1, interlaced: Bool = false, compression: String? = nil, loop: Int? = nil,
+        delays: [Int] = []
     ) {
         self.loader = loader
         self.width = width
@@ -37,6 +44,8 @@ public struct VipsHeader: Sendable, Equatable {
         self.bytesPerSample = bytesPerSample
         self.interlaced = interlaced
         self.compression = compression
+        self.loop = loop
+        self.delays = delays
     }
 
     /// Width after the EXIF orientation is applied (orientations 5...8 swap the axes).

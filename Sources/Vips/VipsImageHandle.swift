@@ -55,6 +55,37 @@ final class VipsImageHandle {
         return String(cString: value)
     }
 
+    /// An integer metadata field ("loop", ...), if the image has it.
+    func int(_ field: String) -> Int? {
+        var value: Int32 = 0
+        guard vips_image_get_typeof(pointer, field) != 0, vips_image_get_int(pointer, field, &value) == 0 else {
+            return nil
+        }
+        return Int(value)
+    }
+
+    /// An integer-array metadata field ("delay", ...), if the image has it.
+    func intArray(_ field: String) -> [Int]? {
+        var values: UnsafeMutablePointer<Int32>? = nil
+        var count: Int32 = 0
+        guard vips_image_get_typeof(pointer, field) != 0,
+            vips_image_get_array_int(pointer, field, &values, &count) == 0
+        else { return nil }
+        guard let values, count > 0 else { return [] }
+        return UnsafeBufferPointer(start: values, count: Int(count)).map(Int.init)
+    }
+
+    /// Sets an integer metadata field. Only on an image this call made and nobody else uses yet.
+    func setInt(_ field: String, _ value: Int) {
+        vips_image_set_int(pointer, field, Int32(clamping: value))
+    }
+
+    /// Sets an integer-array metadata field. Only on an image this call made and nobody else uses yet.
+    func setIntArray(_ field: String, _ values: [Int]) {
+        var copy = values.map { Int32(clamping: $0) }
+        vips_image_set_array_int(pointer, field, &copy, Int32(copy.count))
+    }
+
     /// Whether the orientation swaps width and height.
     var orientationSwapsAxes: Bool { vips_image_get_orientation_swap(pointer) != 0 }
 

@@ -56,4 +56,7 @@ public struct VipsOptions: Sendable, Equatable {
     /// The loader option string: in 8.14 `thumbnail_buffer`'s own `fail_on` never reaches the
     /// loader; an option string does.
     var loadOptionString: String { "[fail_on=\(failOn.rawValue)]" }
+
+    /// The same with every page loaded (`n=-1`), as one strip of frames: for a kept animation.
+    var allPagesLoadOptionString: String { "[fail_on=\(failOn.rawValue),n=-1]" }
 }

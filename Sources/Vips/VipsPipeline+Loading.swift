@@ -52,20 +52,24 @@ extension VipsPipeline {
     /// One lazy libvips `thumbnail` of the encoded bytes: decode with shrink-on-load and resize,
     /// in the stored orientation. With a deadline and a streaming loader, through a source whose
     /// reads fail once it has passed.
+    ///
+    /// `allPages`: every page as one strip (`n=-1`), which 8.14's thumbnail resizes page by page to
+    /// one size (it rounds the vertical scale so that each page's output height is a whole number
+    /// of rows, and sets `page-height` on the result).
     static func resize(
         _ bytes: UnsafeRawBufferPointer, loader: String, width: Int, height: Int, size: VipsSize,
-        options: VipsOptions, _ deadline: VipsDeadline?
+        options: VipsOptions, allPages: Bool = false, _ deadline: VipsDeadline?
     ) throws(VipsError) -> VipsImageHandle {
+        let optionString = allPages ? options.allPagesLoadOptionString : options.loadOptionString
         let image = VipsImageHandle.make { out in
             if let deadline, streamingLoaders.contains(loader) {
                 return deadline.withPointer {
                     cvips_thumbnail_timed(
-                        bytes.baseAddress, bytes.count, $0, out, Int32(width), Int32(height), size,
-                        options.loadOptionString)
+                        bytes.baseAddress, bytes.count, $0, out, Int32(width), Int32(height), size, optionString)
                 }
             }
             return cvips_thumbnail_buffer(
-                bytes.baseAddress, bytes.count, out, Int32(width), Int32(height), size, options.loadOptionString)
+                bytes.baseAddress, bytes.count, out, Int32(width), Int32(height), size, optionString)
         }
         guard let image else { throw .decodeFailed(VipsError.takeErrorText()) }
         return image

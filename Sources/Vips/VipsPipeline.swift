@@ -18,6 +18,9 @@ internal import CVipsShims
 /// decoding happens, out of reach of a time limit. Here that same copy is `materialize`, watched by
 /// the call's `VipsDeadline`, and the rotation and crop that follow are the ones thumbnail makes
 /// (vips_autorot, vips_smartcrop), so the pixels are the same.
+///
+/// A kept animation (`VipsEncoding.keepsAnimation`) takes the same steps on all its frames at once
+/// (`animatedThumbnail`, VipsPipeline+Animation.swift).
 enum VipsPipeline {
     /// Libvips' largest coordinate (`VIPS_MAX_COORD`): the box height for "fit the width only".
     static let unboundedSide = 10_000_000
@@ -28,7 +31,22 @@ enum VipsPipeline {
         let deadline = timeLimit.map(VipsDeadline.init)
         return try reportingTimeOut(deadline) { () throws(VipsError) in
             try validate(cut, encoding)
-            let shrunk = try shrink(input, to: cut, options: options, deadline)
+            let shrunk: (image: VipsImageHandle, box: VipsCut)
+            switch input {
+            case .encoded(let bytes):
+                let loader = try checkLoader(bytes, options: options)
+                let source = try open(bytes, loader: loader)
+                if encoding.keepsAnimation, encoding.format.animates, animatedLoaders.contains(loader),
+                    source.pageCount > 1
+                {
+                    return try animatedThumbnail(
+                        bytes, loader: loader, source: source, cut: cut, encoding: encoding, options: options,
+                        deadline)
+                }
+                shrunk = try shrink(bytes, loader: loader, source: source, to: cut, options: options, deadline)
+            case .decoded(let decoded):
+                shrunk = try shrink(decoded, to: cut)
+            }
             let cropped = try orientAndCrop(shrunk.image, to: shrunk.box, decodeError: input.isEncoded, deadline)
             let srgb = try toSRGB(cropped)
             let eightBit = try toEightBit(srgb)
@@ -41,7 +59,8 @@ enum VipsPipeline {
             let flat = try flatten(ready, for: format)
             let stripped = try strip(flat)
             let buffer = try encode(stripped, format: format, quality: encoding.quality, options: options)
-            return VipsThumbnail(buffer: buffer, width: stripped.width, height: stripped.height, format: format)
+            return VipsThumbnail(
+                buffer: buffer, width: stripped.width, height: stripped.height, format: format, frames: 1)
         }
     }
 
@@ -113,38 +132,40 @@ enum VipsPipeline {
     /// its own); for a cover, `down` to the one side that binds (the other unbounded), which is
     /// the scale 8.14's thumbnail picks for a crop. The cut is clamped to the oriented input first,
     /// so nothing upscales; `box` is that clamped cut, for `orientAndCrop`.
+    /// `source` is the bytes opened with `loader` (`checkLoader`, `open`).
     private static func shrink(
-        _ input: VipsInput, to cut: VipsCut, options: VipsOptions, _ deadline: VipsDeadline?
+        _ bytes: UnsafeRawBufferPointer, loader: String, source: VipsImageHandle, to cut: VipsCut,
+        options: VipsOptions, _ deadline: VipsDeadline?
     ) throws(VipsError) -> (image: VipsImageHandle, box: VipsCut) {
-        switch input {
-        case .encoded(let bytes):
-            let loader = try checkLoader(bytes, options: options)
-            let source = try open(bytes, loader: loader)
-            let swap = source.orientationSwapsAxes
-            let box = cut.clamped(
-                toWidth: swap ? source.pageHeight : source.width, height: swap ? source.width : source.pageHeight)
-            let (width, height, size) = target(box, swap: swap, inputWidth: source.width, height: source.pageHeight)
-            let image = try resize(
-                bytes, loader: loader, width: width, height: height, size: size, options: options, deadline)
-            return (image, box)
-        case .decoded(let decoded):
-            guard let copy = decoded.makeImage() else { throw .encodeFailed(VipsError.takeErrorText()) }
-            let box = cut.clamped(toWidth: copy.width, height: copy.height)
-            let (width, height, size) = target(box, swap: false, inputWidth: copy.width, height: copy.height)
-            guard
-                let image = VipsImageHandle.make({
-                    cvips_thumbnail_image(copy.pointer, $0, Int32(width), Int32(height), size)
-                })
-            else { throw .encodeFailed(VipsError.takeErrorText()) }
-            return (image, box)
-        }
+        let swap = source.orientationSwapsAxes
+        let box = cut.clamped(
+            toWidth: swap ? source.pageHeight : source.width, height: swap ? source.width : source.pageHeight)
+        let (width, height, size) = target(box, swap: swap, inputWidth: source.width, height: source.pageHeight)
+        let image = try resize(
+            bytes, loader: loader, width: width, height: height, size: size, options: options, deadline)
+        return (image, box)
+    }
+
+    /// `shrink` of a decoded copy: the same resize from memory.
+    private static func shrink(_ decoded: VipsDecodedImage, to cut: VipsCut) throws(VipsError) -> (
+        image: VipsImageHandle, box: VipsCut
+    ) {
+        guard let copy = decoded.makeImage() else { throw .encodeFailed(VipsError.takeErrorText()) }
+        let box = cut.clamped(toWidth: copy.width, height: copy.height)
+        let (width, height, size) = target(box, swap: false, inputWidth: copy.width, height: copy.height)
+        guard
+            let image = VipsImageHandle.make({
+                cvips_thumbnail_image(copy.pointer, $0, Int32(width), Int32(height), size)
+            })
+        else { throw .encodeFailed(VipsError.takeErrorText()) }
+        return (image, box)
     }
 
     /// The size and mode `thumbnail` resizes a stored `inputWidth` x `height` input to for `box`
     /// (oriented): the box in the stored orientation; for a cover only its side with the smaller
     /// shrink, the other unbounded, so that "fit inside" scales by exactly that shrink (thumbnail's
     /// own crop mode uses the smaller of the two, `vips_thumbnail_calculate_shrink`).
-    private static func target(_ box: VipsCut, swap: Bool, inputWidth: Int, height inputHeight: Int) -> (
+    static func target(_ box: VipsCut, swap: Bool, inputWidth: Int, height inputHeight: Int) -> (
         width: Int, height: Int, size: VipsSize
     ) {
         let (width, height) = swap ? (box.height, box.width) : (box.width, box.height)
@@ -201,7 +222,7 @@ enum VipsPipeline {
     /// A profile lcms2 cannot parse, or that supports no intent as an input, is ignored and the
     /// pixels are taken as sRGB, as browsers do with a broken profile. A transform that fails once
     /// a usable intent is chosen throws (the service answers 422): never a silent skip.
-    private static func toSRGB(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+    static func toSRGB(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
         guard image.bands >= 3, let profile = image.iccProfile, image.iccProfileColourSpace == "RGB " else {
             return image
         }
@@ -218,7 +239,7 @@ enum VipsPipeline {
 
     /// sRGB or greyscale (with alpha, if any) in 8 bits per band: what every encoder takes and what
     /// a decoded copy stores. 16-bit PNGs and TIFFs come down here.
-    private static func toEightBit(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
+    static func toEightBit(_ image: VipsImageHandle) throws(VipsError) -> VipsImageHandle {
         let format = image.pointer.pointee.BandFmt
         let type = image.pointer.pointee.Type
         let grey = image.bands <= 2
@@ -238,7 +259,7 @@ enum VipsPipeline {
 
     /// Runs the lazy pipeline into memory: where the decoding and resizing happen, so where a
     /// deadline stops them (`VipsDeadline.watch`).
-    private static func materialize(_ image: VipsImageHandle, decodeError: Bool, _ deadline: VipsDeadline?)
+    static func materialize(_ image: VipsImageHandle, decodeError: Bool, _ deadline: VipsDeadline?)
         throws(VipsError) -> VipsImageHandle
     {
         deadline?.watch(image)

@@ -48,11 +48,33 @@ enum WebPMetadataStripper {
         return write
     }
 
+    /// The frames of the (stripped) WebP in `bytes`: its ANMF chunks, 1 for a still. libwebp's
+    /// animation encoder merges a frame identical to the one before into it (adding its delay),
+    /// so an animation may hold fewer frames than it was given.
+    static func frameCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var frames = 0
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            if fourCC(bytes, offset) == "ANMF" { frames += 1 }
+            let size = Int(littleEndian32(bytes, offset + 4))
+            offset += 8 + size + (size & 1)
+        }
+        return max(frames, 1)
+    }
+
     private static func fourCC(_ bytes: UnsafeMutableRawBufferPointer, _ offset: Int) -> String {
+        fourCC(UnsafeRawBufferPointer(bytes), offset)
+    }
+
+    private static func fourCC(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> String {
         String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 4)]), as: UTF8.self)
     }
 
     private static func littleEndian32(_ bytes: UnsafeMutableRawBufferPointer, _ offset: Int) -> UInt32 {
+        littleEndian32(UnsafeRawBufferPointer(bytes), offset)
+    }
+
+    private static func littleEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * $1) }
     }
 

@@ -51,9 +51,11 @@ func decode(
 /// `timeLimit` applies to each call (decoding the copy, cutting from it).
 func thumbnail(
     _ bytes: [UInt8], _ cut: VipsCut, format: VipsOutputFormat = .jpeg, quality: Int = 80,
-    opaqueFormat: VipsOutputFormat? = nil, from input: Input = .original, timeLimit: Duration? = nil
+    opaqueFormat: VipsOutputFormat? = nil, keepsAnimation: Bool = false, from input: Input = .original,
+    timeLimit: Duration? = nil
 ) throws(VipsError) -> VipsThumbnail {
-    let encoding = VipsEncoding(format: format, quality: quality, opaqueFormat: opaqueFormat)
+    let encoding = VipsEncoding(
+        format: format, quality: quality, opaqueFormat: opaqueFormat, keepsAnimation: keepsAnimation)
     switch input {
     case .original:
         return try withBytes(bytes) { buffer throws(VipsError) in
@@ -94,10 +96,11 @@ func loaderName(of format: VipsOutputFormat) -> String {
     case .png: "pngload_buffer"
     case .webp: "webpload_buffer"
     case .avif: "heifload_buffer"
+    case .gif: "gifload_buffer"
     }
 }
 
-/// Lossy codecs (and AV1's chroma subsampling) move colours a little; allow for it.
+/// Lossy codecs (and AV1's chroma subsampling, GIF's palette) move colours a little; allow for it.
 func tolerance(of format: VipsOutputFormat) -> Double {
     format == .png ? 4 : 40
 }

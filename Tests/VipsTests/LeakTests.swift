@@ -80,6 +80,36 @@ struct LeakTests {
         expectNoLeak(calls, iterations: 300, below: 150)
     }
 
+    /// Kept animations: every cut (the frame crop's own copy, attention's first-frame search), both
+    /// encoders, and a GIF stopped by its limit (the copy killed) or not.
+    @Test func animatedCallsUnrefTheirImages() throws {
+        let gif = Fixtures.animatedGIF(width: 60, height: 40, frames: 3, delays: [100, 200, 300], transparent: true)
+        let webp = Fixtures.animatedWebP(width: 60, height: 40, frames: 3, delays: [100, 200, 300], loop: 2)
+        let calls: [() throws -> Void] = [
+            { _ = try thumbnail(gif, .exact(width: 30, height: 20), format: .gif, keepsAnimation: true) },
+            {
+                _ = try thumbnail(
+                    gif, .cover(width: 20, height: 20, crop: .attention), format: .webp, keepsAnimation: true)
+            },
+            {
+                _ = try thumbnail(
+                    webp, .cover(width: 20, height: 20, crop: .centre), format: .webp, opaqueFormat: .gif,
+                    keepsAnimation: true)
+            },
+            {
+                _ = try thumbnail(
+                    webp, .exact(width: 30, height: 20), format: .gif, keepsAnimation: true, timeLimit: .seconds(600))
+            },
+            {
+                _ = try thumbnail(
+                    gif, .exact(width: 30, height: 20), format: .gif, keepsAnimation: true, timeLimit: .zero)
+            },
+            { _ = try header(webp) },
+        ]
+        // One leaked object in one of them would add 100.
+        expectNoLeak(calls, iterations: 100, below: 50)
+    }
+
     /// Runs `calls` `iterations` times and expects the live vips objects to grow by less than
     /// `bar`, half the smallest leak's signal. The count is process-wide and tests running in
     /// parallel have images alive for a moment (a service test's decode pipeline holds dozens; a

@@ -60,6 +60,20 @@ int cvips_autorot(VipsImage *in, VipsImage **out);
 /// vips_smartcrop to `width` x `height`, keeping what `interesting` picks (centre, attention).
 int cvips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting);
 
+/// vips_smartcrop with `interesting` attention, for its `attention_x` and `attention_y` outputs only
+/// (the centre of what it would keep, in `in`'s coordinates); the cropped image is dropped.
+int cvips_smartcrop_attention(VipsImage *in, int width, int height, int *x, int *y);
+
+/// vips_extract_area.
+int cvips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+
+/// The same `width` x `height` window at (`left`, `top`) of every `page_height`-row page of `in`,
+/// stacked again into a new image in memory (header and metadata from `in`). `in` must be in memory
+/// (vips_image_copy_memory). Copied row by row, not with vips_arrayjoin of vips_extract_area: 8.14's
+/// arrayjoin forwards pointers into regions it then frees (libvips#3835, fixed in 8.15.2; the
+/// bookworm `vips arrayjoin` CLI crashes on .v inputs with it), and the copy is output-sized.
+int cvips_crop_pages(VipsImage *in, VipsImage **out, int left, int top, int width, int height, int page_height);
+
 // MARK: Deadlines
 
 /// A point on CLOCK_MONOTONIC after which watched evaluations stop, shared by the images of one
@@ -138,6 +152,11 @@ int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression
 
 /// vips_webpsave_buffer.
 int cvips_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, gboolean strip);
+
+/// vips_gifsave_buffer (cgif and libimagequant) with its quantiser and frame options. Animated when
+/// `in` has a `page-height` metadata field (then also its `delay` and `loop`).
+int cvips_gifsave_buffer(VipsImage *in, void **buf, size_t *len, int effort, double dither, int bitdepth,
+                         double interframe_maxerror, double interpalette_maxerror);
 
 /// vips_heifsave_buffer as 8-bit AV1 (AVIF) with the given CPU `effort` 0...9.
 int cvips_avifsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int effort, gboolean strip);
