@@ -145,7 +145,7 @@ import Testing
         ])
         for (path, type, bands) in [
             ("/a.png", "image/png", 4), ("/b.png", "image/png", 3), ("/c.webp", "image/webp", 3),
-            ("/d.gif", "image/jpeg", 3), ("/e.tiff", "image/jpeg", 3), ("/f.avif", "image/jpeg", 3),
+            ("/d.gif", "image/gif", 4), ("/e.tiff", "image/jpeg", 3), ("/f.avif", "image/jpeg", 3),
             ("/g.jpg", "image/png", 3),
         ] {
             let response = try await h.get(h.thumb(path, "w=50"))
@@ -157,7 +157,7 @@ import Testing
         }
     }
 
-    @Test func animatedSourcesGiveTheFirstFrame() async throws {
+    @Test func aStillFormatOfAnAnimationGivesItsFirstFrame() async throws {
         let h = try Harness(routes: ["/anim.gif": .ok(Fixtures.gif(width: 80, height: 60, frames: 3))])
         let response = try await h.get(h.thumb("/anim.gif", "w=40&format=png"))
         let image = try response.image()
