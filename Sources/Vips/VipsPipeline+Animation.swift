@@ -9,9 +9,9 @@ internal import CVipsShims
 ///     → crop every frame to one window   (`cropFrames`, in memory)
 ///     → sRGB → 8-bit → (in memory) → strip, keeping the frame height, delays and loop → encode
 ///
-/// Never rotated: browsers do not apply EXIF orientation to animations (GIF has no EXIF; Chrome,
-/// Firefox and Safari show an animated WebP's frames as stored), so the frames are cut as stored,
-/// and a still made of the same source's first frame would differ from the animation anyway.
+/// Never rotated: browsers do not apply EXIF orientation to animations (a GIF has no EXIF; an
+/// animated WebP's frames are shown as stored), so neither do we: the frames are cut as stored.
+/// (A still of the same WebP, its first frame, is still turned upright, as before.)
 extension VipsPipeline {
     /// Loaders whose pages are an animation's frames, every one the canvas size (the loader composes
     /// each frame onto the canvas). A multi-page TIFF or HEIF is a document or a burst whose pages
