@@ -9,9 +9,9 @@ internal import CVipsShims
 ///     → crop every frame to one window   (`cropFrames`, in memory)
 ///     → sRGB → 8-bit → (in memory) → strip, keeping the frame height, delays and loop → encode
 ///
-/// Never rotated: browsers do not apply EXIF orientation to animations (GIF has no EXIF; Chrome,
-/// Firefox and Safari show an animated WebP's frames as stored), so the frames are cut as stored,
-/// and a still made of the same source's first frame would differ from the animation anyway.
+/// Never rotated: browsers do not apply EXIF orientation to animations (a GIF has no EXIF; an
+/// animated WebP's frames are shown as stored), so neither do we: the frames are cut as stored.
+/// (A still of the same WebP, its first frame, is still turned upright, as before.)
 extension VipsPipeline {
     /// Loaders whose pages are an animation's frames, every one the canvas size (the loader composes
     /// each frame onto the canvas). A multi-page TIFF or HEIF is a document or a burst whose pages
@@ -34,6 +34,37 @@ extension VipsPipeline {
         _ bytes: UnsafeRawBufferPointer, loader: String, source: VipsImageHandle, cut: VipsCut,
         encoding: VipsEncoding, options: VipsOptions, _ deadline: VipsDeadline?
     ) throws(VipsError) -> VipsThumbnail {
+        let (ready, frames, frameHeight) = try decodeFrames(
+            bytes, loader: loader, source: source, cut: cut, options: options, deadline)
+        if deadline?.hasPassed == true { throw .timedOut }
+        var format = encoding.format
+        if let opaque = encoding.opaqueFormat, opaque.animates, !ready.hasAlpha || isOpaque(ready) {
+            format = opaque
+        }
+        let delays = source.intArray("delay")
+        let animation = Animation(
+            frameHeight: frameHeight, delays: delays?.count == frames ? delays : nil, loop: source.int("loop") ?? 0)
+        let stripped = try strip(ready, keeping: animation)
+        // The encoder's cost grows with the frames, not only the output size. cgifsave quantises
+        // each frame as its rows arrive and stops cleanly at the kill flag (its dispose frees
+        // everything). 8.14.1's webpsave is not watched: when its sink fails it returns without
+        // unset, leaking its copy of the image (and with it the whole strip) and its encoder.
+        if format == .gif { deadline?.watch(stripped) }
+        let buffer = try encode(stripped, format: format, quality: encoding.quality, options: options)
+        let written = format == .webp ? buffer.withUnsafeBytes { WebPMetadataStripper.frameCount($0) } : frames
+        return VipsThumbnail(
+            buffer: buffer, width: stripped.width, height: frameHeight, format: format, frames: written)
+    }
+
+    /// Every frame decoded, resized, cut, in sRGB and 8 bits, in memory, as one strip: the decoding
+    /// happens here, under `deadline` as for a still (the copy's progress signal; but 8.14's WebP
+    /// loader, neither partial nor sequential, decodes every frame into a copy of its own at the
+    /// first pixel asked for, before any signal reaches the deadline). A function of its own so
+    /// that the lazy pipeline, and with it that copy, is gone before the encoder runs.
+    private static func decodeFrames(
+        _ bytes: UnsafeRawBufferPointer, loader: String, source: VipsImageHandle, cut: VipsCut,
+        options: VipsOptions, _ deadline: VipsDeadline?
+    ) throws(VipsError) -> (image: VipsImageHandle, frames: Int, frameHeight: Int) {
         // The header's page height is one frame's (the header loads page 0 alone).
         let box = cut.clamped(toWidth: source.width, height: source.pageHeight)
         let (width, height, size) = target(box, swap: false, inputWidth: source.width, height: source.pageHeight)
@@ -44,30 +75,10 @@ extension VipsPipeline {
         guard frameHeight > 0, resized.height % frameHeight == 0 else {
             throw .decodeFailed("frames of unequal height")
         }
-        let frames = resized.height / frameHeight
         let cropped = try cropFrames(resized, frameHeight: frameHeight, to: box, deadline)
         let eightBit = try toEightBit(toSRGB(cropped.image))
-        // The decoding of every frame, as for a still: under the deadline, before the encoder.
         let ready = try materialize(eightBit, decodeError: true, deadline)
-        if deadline?.hasPassed == true { throw .timedOut }
-        var format = encoding.format
-        if let opaque = encoding.opaqueFormat, opaque.animates, !ready.hasAlpha || isOpaque(ready) {
-            format = opaque
-        }
-        let delays = source.intArray("delay")
-        let animation = Animation(
-            frameHeight: cropped.frameHeight, delays: delays?.count == frames ? delays : nil,
-            loop: source.int("loop") ?? 0)
-        let stripped = try strip(ready, keeping: animation)
-        // The encoder's cost grows with the frames, not only the output size. cgifsave quantises
-        // each frame as its rows arrive and stops cleanly at the kill flag (its dispose frees
-        // everything). 8.14.1's webpsave is not watched: when its sink fails it returns without
-        // unset, leaking its copy of the image (and with it the whole strip) and its encoder.
-        if format == .gif { deadline?.watch(stripped) }
-        let buffer = try encode(stripped, format: format, quality: encoding.quality, options: options)
-        let written = format == .webp ? buffer.withUnsafeBytes { WebPMetadataStripper.frameCount($0) } : frames
-        return VipsThumbnail(
-            buffer: buffer, width: stripped.width, height: animation.frameHeight, format: format, frames: written)
+        return (ready, resized.height / frameHeight, cropped.frameHeight)
     }
 
     /// Crops every frame of `strip` to a cover `box`, all to the same window: the centre, or for
