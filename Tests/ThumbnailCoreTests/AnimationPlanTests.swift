@@ -66,6 +66,29 @@ import Testing
         #expect(renderer(maxFrames: 10).estimate(Self.animatedGIF, spec: spec) == still)
     }
 
+    /// The estimate stays above what such jobs were measured to take (libvips 8.14, one job in a
+    /// fresh process, the RSS rise in MiB; see DecodeMemory), and within a few times of it.
+    @Test func theAnimationEstimateCoversWhatWasMeasured() {
+        let mib = 1 << 20
+        let cases: [(SourceInfo, TransformSpec, measured: Int)] = [
+            (SourceInfo(format: .gif, width: 500, height: 500, pageCount: 100, hasAlpha: true), .init(width: 400), 79),
+            (SourceInfo(format: .gif, width: 500, height: 500, pageCount: 100, hasAlpha: true), .init(width: 200), 23),
+            (SourceInfo(format: .webp, width: 800, height: 600, pageCount: 50), .init(width: 400), 50),
+            (
+                SourceInfo(format: .webp, width: 800, height: 600, pageCount: 50),
+                .init(width: 400, height: 400, fit: .cover), 118
+            ),
+            (SourceInfo(format: .gif, width: 640, height: 421, pageCount: 783, hasAlpha: true), .init(width: 320), 215),
+        ]
+        let renderer = renderer(maxPixels: 1_000_000_000, maxFrames: 1000)
+        for (info, spec, measured) in cases {
+            let estimate = renderer.estimate(info, spec: spec)
+            #expect(renderer.plan(info, spec).animated)
+            #expect(estimate >= measured * mib, "\(info.width)x\(info.height)x\(info.pageCount) → \(spec.width)")
+            #expect(estimate <= measured * mib * 4, "\(estimate / mib) MiB for \(measured)")
+        }
+    }
+
     /// A second size of a cached animated original is made from it again (no fetch), never cut
     /// from the decoded copy a still made; the output keeps its frames.
     @Test func aNewSizeOfACachedAnimationIsMadeFromItsOriginal() async throws {

@@ -15,10 +15,16 @@
 /// - **What streams.** Everything else flows through libvips' line caches: a band of rows of the
 ///   decoded width (`streamedRows`), in float while resizing; with alpha about three times as many.
 /// - **The output**, materialised once, and a fixed allowance for libvips' and the codec's own state.
-/// - **An animation kept animated** (`SourceInfo.isAnimated`, all frames decoded): the loader
-///   holds one canvas as for a still, the resize streams as for a still (the frames are one tall
-///   image), and the output is every frame's (`frames` × the output), plus the animation
-///   encoder's frame buffers.
+/// - **An animation kept animated** (`SourceInfo.isAnimated` with every frame decoded; measured
+///   with libvips 8.14, one job in a fresh process, its RSS rise and libvips' tracked high-water
+///   mark; AnimationPlanTests holds the estimates above those figures): the frames are one tall strip, so the
+///   resize streams as for a still and the GIF decoder holds one canvas; but the output strip is
+///   kept whole, 8-bit RGBA, frames × the output (for a cover, the uncropped strip as well, while
+///   it is cropped); WebP's loader decodes every frame into a copy of its own first (at the
+///   canvas size: libwebp's animation encoder writes sub-rectangle frames, and then the loader
+///   cannot shrink on load); and the GIF encoder's buffer grows by doubling (a quarter of the
+///   strip allowed). A 100-frame 500×500 GIF to 400 px measured 79 MiB (estimate 95), a
+///   783-frame 640×421 GIF to 320 px 214 MiB (estimate 270).
 public enum DecodeMemory {
     /// libvips' and the codecs' own state per job (tables, thread buffers, the encoder).
     public static let fixedBytes = 4 << 20
@@ -41,8 +47,12 @@ public enum DecodeMemory {
     }
 
     /// Bytes a first size (or a reusable copy, whose output is the copy's box) of `info` at
-    /// `width` × `height` needs while it is made.
-    public static func estimate(_ info: SourceInfo, width: Int, height: Int) -> Int {
+    /// `width` × `height` needs while it is made. `uncropped`: a cover's resized size before its
+    /// crop (an animation keeps that strip too).
+    public static func estimate(
+        _ info: SourceInfo, width: Int, height: Int, uncropped: (width: Int, height: Int)? = nil
+    ) -> Int {
+        if info.isAnimated { return animation(info, width: width, height: height, uncropped: uncropped) }
         let bands = max(1, info.bands)
         let sample = max(1, info.bytesPerSample)
         let pixels = Double(info.width) * Double(info.height)
@@ -60,11 +70,22 @@ public enum DecodeMemory {
         }
         // Float while resizing: 4 bytes a band sample.
         let streamed = Double(streamedRows(hasAlpha: info.hasAlpha)) * decodedWidth * Double(bands) * 4
-        let frames = Double(info.isAnimated ? info.pageCount : 1)
-        let output = Double(width) * Double(height) * Double(bands) * 4 * frames
-        // The animation encoders (cgif, libwebp's WebPAnimEncoder) keep a few RGBA canvases.
-        let encoder = frames > 1 ? Double(width) * Double(height) * 4 * 4 : 0
-        let total = Double(fixedBytes) + held + streamed + output + encoder
-        return total >= Double(Int.max) ? .max : Int(total)
+        let output = Double(width) * Double(height) * Double(bands) * 4
+        return clamped(Double(fixedBytes) + held + streamed + output)
     }
+
+    /// An animation kept animated (see the type's notes): RGBA throughout.
+    private static func animation(
+        _ info: SourceInfo, width: Int, height: Int, uncropped: (width: Int, height: Int)?
+    ) -> Int {
+        let frames = Double(info.pageCount)
+        let canvas = Double(info.width) * Double(info.height) * 4
+        let strip = Double(width) * Double(height) * 4 * frames
+        let uncroppedStrip = uncropped.map { Double($0.width) * Double($0.height) * 4 * frames } ?? 0
+        let held = info.format == .webp ? canvas * frames : canvas * 2
+        let streamed = Double(streamedRows(hasAlpha: true)) * Double(max(info.width, info.height)) * 4 * 4
+        return clamped(Double(fixedBytes) + held + streamed + strip + uncroppedStrip + strip / 4)
+    }
+
+    private static func clamped(_ bytes: Double) -> Int { bytes >= Double(Int.max) ? .max : Int(bytes) }
 }

@@ -50,10 +50,7 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
             reason = .maxFrames
         } else if info.animationPixels > maxSourcePixels {
             reason = .maxPixels
-        } else if DecodeMemory.estimate(
-            info, width: outputSize(info, spec).width, height: outputSize(info, spec).height)
-            > maxAnimationMemory
-        {
+        } else if animationEstimate(info, spec) > maxAnimationMemory {
             reason = .workBytes
         } else {
             reason = nil
@@ -62,6 +59,20 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
         let still = info.firstFrame
         return RenderPlan(
             format: spec.format.resolve(for: still), animated: false, firstFrameOnly: reason, decoded: still)
+    }
+
+    /// The decode memory of `info` (an animation) kept animated at `spec`.
+    private func animationEstimate(_ info: SourceInfo, _ spec: TransformSpec) -> Int {
+        let size = outputSize(info, spec)
+        var uncropped: (width: Int, height: Int)?
+        if case .cover = OutputGeometry.resize(for: spec, sourceWidth: info.width, sourceHeight: info.height) {
+            // Resized to cover the box, then cropped: the scale of the side that binds.
+            let scale = max(Double(size.width) / Double(info.width), Double(size.height) / Double(info.height))
+            uncropped = (
+                Int((Double(info.width) * scale).rounded(.up)), Int((Double(info.height) * scale).rounded(.up))
+            )
+        }
+        return DecodeMemory.estimate(info, width: size.width, height: size.height, uncropped: uncropped)
     }
 
     /// One output frame's size for `spec` (oriented, clamped: never upscaled).
@@ -84,8 +95,10 @@ public struct ThumbnailRenderer<Imaging: ImageProcessing>: Sendable {
     /// The decode memory a first size of `info` at `spec` needs (`DecodeMemory`), from the header:
     /// every frame's when it stays animated.
     public func estimate(_ info: SourceInfo, spec: TransformSpec) -> Int {
+        let plan = plan(info, spec)
+        if plan.animated { return animationEstimate(info, spec) }
         let size = outputSize(info, spec)
-        return DecodeMemory.estimate(plan(info, spec).decoded, width: size.width, height: size.height)
+        return DecodeMemory.estimate(plan.decoded, width: size.width, height: size.height)
     }
 
     /// Whether a thumbnail of `info` at `spec` keeps its animation: then it is made from the
