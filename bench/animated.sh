@@ -37,7 +37,7 @@ THUMBD_EXTRA_ARGS="${THUMBD_EXTRA_ARGS:-}"
 THUMBD_PORT="${THUMBD_PORT:-18150}"
 NGINX_PORT="${NGINX_PORT:-18151}"
 THUMBD_BIN="${THUMBD_BIN:-}"
-sources="$here/work/animated-sources$([ "$QUICK" = 1 ] && echo -quick)"
+sources="$here/work/animated-sources$([ "$QUICK" = 1 ] && echo -quick || true)"
 
 # >>> The savers' options thumbd uses for animated output — keep in step with
 # >>> Sources/Vips/VipsPipeline+Encoding.swift (and its C shim, cvips_gifsave_buffer and

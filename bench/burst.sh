@@ -45,7 +45,7 @@ root="$(cd "$here/.." && pwd)"
 corpus="${CORPUS:-$here/corpus}"
 work="$here/work/burst-run"
 ANIMATED="${ANIMATED:-0}"
-images="$here/work/burst$([ "$ANIMATED" = 1 ] && echo -animated)"
+images="$here/work/burst$([ "$ANIMATED" = 1 ] && echo -animated || true)"
 COUNT="${COUNT:-$([ "$ANIMATED" = 1 ] && echo 48 || echo 66)}"
 MAKE_JOBS="${MAKE_JOBS:-$(nproc)}"
 MAKE_ONLY="${MAKE_ONLY:-0}"
@@ -318,10 +318,11 @@ peak_kb="$(awk '$1 == "VmHWM:" {print $2}' "/proc/$thumbd_pid/status")"
 mkdir -p "$here/results"
 report="$here/results/burst-$(date -u +%Y%m%dT%H%M%SZ).md"
 verdict=0
-python3 - "$work" "$COUNT" "$peak_kb" "$base_kb" "$(bytes "$CACHE_BYTES")" "$(bytes "$WORK_BYTES")" "$total" "$MIX" "$burst_peak_kb" "$ANIMATED" "$burst_seconds" >"$report" <<'PY' || verdict=$?
+python3 - "$work" "$COUNT" "$peak_kb" "$base_kb" "$(bytes "$CACHE_BYTES")" "$(bytes "$WORK_BYTES")" "$total" "$MIX" "$burst_peak_kb" "$ANIMATED" "$burst_seconds" \
+  "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$report" <<'PY' || verdict=$?
 import glob, os, sys
 work, count, peak_kb, base_kb, cache, budget, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
-mix, burst_peak_kb, animated, burst_seconds = int(sys.argv[8]), int(sys.argv[9]), sys.argv[10] == "1", sys.argv[11]
+mix, burst_peak_kb, animated, burst_seconds, commit = int(sys.argv[8]), int(sys.argv[9]), sys.argv[10] == "1", sys.argv[11], sys.argv[12]
 bad = 0
 def answers(prefix, n):
     global bad
@@ -352,6 +353,7 @@ else:
     sizes = sorted({f"{s[3]}x{s[4]}" for s in srcs}, key=lambda x: [int(v) for v in x.split("x")])
     mp = [int(s[2]) * int(s[3]) * int(s[4]) / 1e6 for s in srcs]
     print(f"# thumbd burst: {count} different animated sources at once, then {mix} clients on the corpus\n")
+    print(f"- `ANIMATED=1 COUNT={count} MIX={mix} bench/burst.sh`, thumbd `{commit}`, {os.cpu_count()} cores")
     print(f"- sources: {count} ({gifs} animated GIFs, {count - gifs} animated WebPs), {mib(total):.0f} MiB in all "
           f"(largest {mib(max(int(s[1]) for s in srcs)):.1f} MiB), {min(frames)}-{max(frames)} frames "
           f"({sum(frames)} in all) of {', '.join(sizes)} px, {min(mp):.1f}-{max(mp):.1f} MP per source counting "
