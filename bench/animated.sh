@@ -37,13 +37,14 @@ THUMBD_EXTRA_ARGS="${THUMBD_EXTRA_ARGS:-}"
 THUMBD_PORT="${THUMBD_PORT:-18150}"
 NGINX_PORT="${NGINX_PORT:-18151}"
 THUMBD_BIN="${THUMBD_BIN:-}"
-sources="$here/work/animated-sources$([ "$QUICK" = 1 ] && echo -quick)"
+sources="$here/work/animated-sources$([ "$QUICK" = 1 ] && echo -quick || true)"
 
 # >>> The savers' options thumbd uses for animated output — keep in step with
-# >>> Sources/Vips/VipsPipeline+Encoding.swift (and its C shim). webpsave: Q (the request's quality,
-# >>> 80 by default) and strip, as on main. gifsave: the values of the anim-vips branch (GIFSettings:
-# >>> effort 4, dither 1, bitdepth 8, interframe_maxerror 4, interpalette_maxerror 8, strip), not yet
-# >>> on main when this was written: CHECK them against main.
+# >>> Sources/Vips/VipsPipeline+Encoding.swift (and its C shim, cvips_gifsave_buffer and
+# >>> cvips_webpsave_buffer). webpsave: Q (the request's quality, 80 by default) and strip (thumbd
+# >>> also drops what metadata chunks are left: WebPMetadataStripper). gifsave: GIFSettings (effort
+# >>> 4, dither 1, bitdepth 8, interframe_maxerror 4, interpalette_maxerror 8) and strip. Checked
+# >>> against main at af09b72 (the animation merge).
 VIPS_GIF_SAVE="${VIPS_GIF_SAVE:-[effort=4,dither=1,bitdepth=8,interframe-maxerror=4,interpalette-maxerror=8,strip]}"
 VIPS_WEBP_SAVE="${VIPS_WEBP_SAVE:-[Q=80,strip]}"
 # <<<
@@ -76,33 +77,6 @@ recipes=(
 )
 mapfile -t jpegs < <(awk -F'\t' 'NR > 1 && $4 == "jpeg" {print $3}' "$corpus/manifest.tsv")
 
-# set_meta FILE.v PAGE_HEIGHT DELAYS PLAYS: writes page-height, n-pages, delay (one per page) and
-# loop into the metadata of a .v image. The vips CLI has no operation that sets metadata; the
-# savers take them from there (gifsave and webpsave read delay and loop, every saver page-height).
-# A .v file is its header and pixels followed by an XML block of the metadata, which is rewritten.
-set_meta() {
-  python3 - "$@" <<'EOF'
-import re, struct, sys
-path, page_height, delays, plays = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
-data = open(path, "rb").read()
-width, height, bands, _, band_format = struct.unpack("<iiiii", data[4:24])
-sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 8, 8: 8, 9: 16}  # uchar char ushort ... dpcomplex
-end = 64 + width * height * bands * sizes[band_format]
-xml = data[end:].decode()
-pages = height // page_height
-fields = {"page-height": ("gint", str(page_height)), "n-pages": ("gint", str(pages)), "loop": ("gint", plays),
-          "delay": ("VipsArrayInt", " ".join(delays[i % len(delays)] for i in range(pages)) + " ")}
-for name in fields:
-    xml = re.sub(r'\s*<field type="[^"]*" name="%s">[^<]*</field>' % re.escape(name), "", xml)
-added = "".join(f'\n    <field type="{t}" name="{n}">{v}</field>' for n, (t, v) in fields.items())
-if "<meta>" in xml:
-    xml = xml.replace("<meta>", "<meta>" + added, 1)
-else:
-    xml = re.sub(r"\s*<meta\s*/>", "", xml).replace("</root>", f"  <meta>{added}\n  </meta>\n</root>")
-open(path, "wb").write(data[:end] + xml.encode())
-EOF
-}
-
 made=()
 index=0
 for recipe in "${recipes[@]}"; do
@@ -115,32 +89,7 @@ for recipe in "${recipes[@]}"; do
   [ -s "$out" ] && continue
   log "making $(basename "$out") from $photo"
   tmp="$work/make"
-  rm -rf "$tmp"
-  mkdir -p "$tmp"
-  # The photo at twice the frame's width (the pan and the diagonal move over the rest).
-  vips thumbnail "$corpus/$photo" "$tmp/base.v" $((fw * 2)) --height $((fh * 3)) --size down
-  bw="$(vipsheader -f width "$tmp/base.v")"
-  bh="$(vipsheader -f height "$tmp/base.v")"
-  [ "$bw" -gt "$fw" ] && [ "$bh" -ge "$fh" ] || die "$photo is too small or too tall for $fw × $fh frames"
-  list=()
-  for i in $(seq 0 $((frames - 1))); do
-    case "$kind" in
-      pan) x=$((i * (bw - fw) / (frames - 1))) y=$(((bh - fh) / 2))
-        vips crop "$tmp/base.v" "$tmp/f$i.tif" "$x" "$y" "$fw" "$fh" ;;
-      diagonal) x=$((i * (bw - fw) / (frames - 1))) y=$((i * (bh - fh) / (frames - 1)))
-        vips crop "$tmp/base.v" "$tmp/f$i.tif" "$x" "$y" "$fw" "$fh" ;;
-      zoom)
-        # A centred square from the whole height down to half of it, scaled to the frame.
-        side=$((bh - i * bh / 2 / (frames - 1)))
-        vips crop "$tmp/base.v" "$tmp/c.v" $(((bw - side) / 2)) $(((bh - side) / 2)) "$side" "$side"
-        vips thumbnail "$tmp/c.v" "$tmp/f$i.tif" "$fw" --height "$fh" --size force ;;
-      *) die "unknown kind $kind" ;;
-    esac
-    list+=("$tmp/f$i.tif")
-  done
-  # Frames as TIFF: 8.14.1's arrayjoin crashes on three or more .v inputs.
-  vips arrayjoin "${list[*]}" "$tmp/strip.v" --across 1
-  set_meta "$tmp/strip.v" "$fh" "$delays" "$plays"
+  anim_strip "$corpus/$photo" "$kind" "$fw" "$fh" "$frames" "$delays" "$plays" "$tmp"
   if [ "$format" = gif ]; then vips gifsave "$tmp/strip.v" "$out.tmp"; else vips webpsave "$tmp/strip.v" "$out.tmp" --Q 85; fi
   mv "$out.tmp" "$out"
   rm -rf "$tmp"

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # name, work and root are set by the sourcing script (below)
 # Sourced by the bench scripts that start their own nginx and thumbd (burst.sh, soak.sh,
-# replay.sh): logging, stopping what they started (also on failure or Ctrl-C), installing what is
-# missing, one release build. The sourcing script sets `name` (its log prefix), `here` (bench/),
+# replay.sh, hit-latency.sh, animated.sh): logging, stopping what they started (also on failure or
+# Ctrl-C), installing what is missing, one release build, making animations from photographs. The sourcing script sets `name` (its log prefix), `here` (bench/),
 # `root` (the repository), `work` (its work directory) and `THUMBD_BIN` (empty: build), and
 # appends every background pid it starts to `pids`.
 
@@ -66,4 +66,68 @@ bench_build() {
   fi
   [ -x "$THUMBD_BIN" ] || die "no thumbd binary at $THUMBD_BIN"
   cp "$THUMBD_BIN" "$work/thumbd"
+}
+
+# ---------------------------------------------------------------- animations (animated.sh, burst.sh)
+# anim_set_meta FILE.v PAGE_HEIGHT DELAYS PLAYS: writes page-height, n-pages, delay (one per page)
+# and loop into the metadata of a .v image. The vips CLI has no operation that sets metadata; the
+# savers take them from there (gifsave and webpsave read delay and loop, every saver page-height).
+# A .v file is its header and pixels followed by an XML block of the metadata, which is rewritten.
+anim_set_meta() {
+  python3 - "$@" <<'PY'
+import re, struct, sys
+path, page_height, delays, plays = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
+data = open(path, "rb").read()
+width, height, bands, _, band_format = struct.unpack("<iiiii", data[4:24])
+sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 8, 8: 8, 9: 16}  # uchar char ushort ... dpcomplex
+end = 64 + width * height * bands * sizes[band_format]
+xml = data[end:].decode()
+pages = height // page_height
+fields = {"page-height": ("gint", str(page_height)), "n-pages": ("gint", str(pages)), "loop": ("gint", plays),
+          "delay": ("VipsArrayInt", " ".join(delays[i % len(delays)] for i in range(pages)) + " ")}
+for name in fields:
+    xml = re.sub(r'\s*<field type="[^"]*" name="%s">[^<]*</field>' % re.escape(name), "", xml)
+added = "".join(f'\n    <field type="{t}" name="{n}">{v}</field>' for n, (t, v) in fields.items())
+if "<meta>" in xml:
+    xml = xml.replace("<meta>", "<meta>" + added, 1)
+else:
+    xml = re.sub(r"\s*<meta\s*/>", "", xml).replace("</root>", f"  <meta>{added}\n  </meta>\n</root>")
+open(path, "wb").write(data[:end] + xml.encode())
+PY
+}
+
+# anim_strip PHOTO KIND FRAME_W FRAME_H FRAMES DELAYS PLAYS DIR: a photograph animated with the
+# vips CLI into DIR/strip.v (DIR is emptied first), the frames stacked top to bottom with the
+# animation's metadata (anim_set_meta), ready for gifsave or webpsave. KIND pan (left to right),
+# zoom (into the centre, to half the side) or diagonal (top left to bottom right); DELAYS in ms,
+# cycled over the frames; PLAYS 0 is forever.
+anim_strip() {
+  local photo="$1" kind="$2" fw="$3" fh="$4" frames="$5" delays="$6" plays="$7" tmp="$8"
+  local bw bh i x y side list=()
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  # The photo at twice the frame's width (the pan and the diagonal move over the rest).
+  vips thumbnail "$photo" "$tmp/base.v" $((fw * 2)) --height $((fh * 3)) --size down
+  bw="$(vipsheader -f width "$tmp/base.v")"
+  bh="$(vipsheader -f height "$tmp/base.v")"
+  [ "$bw" -gt "$fw" ] && [ "$bh" -ge "$fh" ] || die "$photo is too small or too tall for $fw × $fh frames"
+  for i in $(seq 0 $((frames - 1))); do
+    case "$kind" in
+      pan) x=$((i * (bw - fw) / (frames - 1))) y=$(((bh - fh) / 2))
+        vips crop "$tmp/base.v" "$tmp/f$i.tif" "$x" "$y" "$fw" "$fh" ;;
+      diagonal) x=$((i * (bw - fw) / (frames - 1))) y=$((i * (bh - fh) / (frames - 1)))
+        vips crop "$tmp/base.v" "$tmp/f$i.tif" "$x" "$y" "$fw" "$fh" ;;
+      zoom)
+        # A centred square from the whole height down to half of it, scaled to the frame.
+        side=$((bh - i * bh / 2 / (frames - 1)))
+        vips crop "$tmp/base.v" "$tmp/c.v" $(((bw - side) / 2)) $(((bh - side) / 2)) "$side" "$side"
+        vips thumbnail "$tmp/c.v" "$tmp/f$i.tif" "$fw" --height "$fh" --size force ;;
+      *) die "unknown kind $kind" ;;
+    esac
+    list+=("$tmp/f$i.tif")
+  done
+  # Frames as TIFF: 8.14.1's arrayjoin crashes on three or more .v inputs.
+  vips arrayjoin "${list[*]}" "$tmp/strip.v" --across 1
+  rm -f "${list[@]}" "$tmp/base.v" "$tmp/c.v"
+  anim_set_meta "$tmp/strip.v" "$fh" "$delays" "$plays"
 }
