@@ -229,4 +229,22 @@ import ThumbnailCore
         try await Self.expectFirstFrame(response, from: gif, type: "image/png", "over the pixel cap")
         #expect(response.header("x-thumbd-first-frame") == "max-pixels")
     }
+
+    /// A source made of many tiny frames (a cheap way to ask for a lot of work) is, under the
+    /// defaults (256 frames), answered with its first frame: 200, a still, the header — and its
+    /// 304 and its cache hit keep saying so.
+    @Test func manyFramesUnderTheDefaultsGiveAStillThatSaysSo() async throws {
+        let gif = Fixtures.longAnimation(.gif, width: 8, height: 8, frames: 300)
+        let h = try Harness(routes: ["/many.gif": .ok(gif, contentType: "image/gif")])
+        let first = try await h.get(h.thumb("/many.gif", "w=4"))
+        #expect(first.status == 200)
+        #expect(first.header("x-thumbd-first-frame") == "max-frames")
+        #expect(first.header("content-type") == "image/jpeg", "an opaque still GIF's family")
+        #expect(try first.image().pageCount == 1)
+        let etag = try #require(first.header("etag"))
+        let hit = try await h.get(h.thumb("/many.gif", "w=4"))
+        #expect(hit.header("x-cache") == "hit" && hit.header("x-thumbd-first-frame") == "max-frames")
+        let notModified = try await h.get(h.thumb("/many.gif", "w=4"), [("If-None-Match", etag)])
+        #expect(notModified.status == 304 && notModified.header("x-thumbd-first-frame") == "max-frames")
+    }
 }
