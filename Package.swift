@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ThumbnailService", targets: ["ThumbnailService"]),
         .library(name: "Vips", targets: ["Vips"]),
         .library(name: "DiskCache", targets: ["DiskCache"]),
+        .library(name: "Crypto", targets: ["Crypto"]),
     ],
     targets: [
         // System libraries (Debian -dev packages, found through pkg-config).
