@@ -4,8 +4,8 @@ internal import Glibc
 public struct DiskStoreOptions: Sendable {
     /// At most this many entries. nil (the default): no bound but the budget's, which already
     /// bounds the count, since every entry is charged at least one filesystem block (4 KiB: a
-    /// 1 GiB budget holds at most 262,144 entries, and the index keeps about 200 bytes of memory
-    /// for each). Set it to bound the index's memory more tightly.
+    /// 1 GiB budget holds at most 262,144 entries, and the index keeps about 300 bytes of memory
+    /// for each, measured). Set it to bound the index's memory more tightly.
     public var maxEntries: Int?
     /// The largest entry stored, header and body rounded up to the block size. nil (the
     /// default): an eighth of the budget, as the memory cache does, so that one huge file cannot

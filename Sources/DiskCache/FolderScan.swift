@@ -3,10 +3,10 @@ internal import Primitives
 
 /// The start-up index: one pass over the folder's names and one `fstatat` per entry, no file
 /// opened. The name gives the key's and the source's digests, the size the charge, the
-/// modification time the recency. Measured on this machine (see docs/architecture.md, "The disk
-/// tier"): reading each file's header as well cost several times more, and an index file of its
-/// own would have to be kept in step with the folder across crashes, which the names are by
-/// construction.
+/// modification time the recency. Measured (docs/architecture.md, "The disk tier's store"): 100,000
+/// entries in 0.4 s warm and 1.1–1.7 s cold; reading each file's header as well took 7–11 s cold.
+/// An index file of its own would have to be kept in step with the folder across crashes, which
+/// the names are by construction.
 enum FolderScan {
     struct Found {
         let name: EntryName
