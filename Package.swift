@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "ThumbnailCore", targets: ["ThumbnailCore"]),
         .library(name: "ThumbnailService", targets: ["ThumbnailService"]),
         .library(name: "Vips", targets: ["Vips"]),
+        .library(name: "DiskCache", targets: ["DiskCache"]),
+        .library(name: "Crypto", targets: ["Crypto"]),
     ],
     targets: [
         // System libraries (Debian -dev packages, found through pkg-config).
@@ -42,6 +44,10 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "Primitives"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
 
+        // A bounded, restart-surviving store of keyed byte bodies in one folder (the disk tier
+        // behind the memory cache). Knows nothing of images or HTTP; SHA-256 names its files.
+        .target(name: "DiskCache", dependencies: ["Primitives", "Crypto"]),
+
         // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
         .target(name: "ThumbnailCore", dependencies: ["Primitives"]),
 
@@ -57,6 +63,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Vips", "Primitives"]),
 
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
+        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "Primitives"]),
         .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "Primitives", "TestSupport"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),

@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "ThumbnailCore", package: "thumbd"),
                 .product(name: "ThumbnailService", package: "thumbd"), .product(name: "Vips", package: "thumbd"),
                 .product(name: "Primitives", package: "thumbd"),
+                .product(name: "DiskCache", package: "thumbd"), .product(name: "Crypto", package: "thumbd"),
             ])
     ],
     swiftLanguageModes: [.v6]

@@ -14,6 +14,8 @@ import Vips
 //
 //   memory     one image, one render in this process: the decode-memory estimate against the
 //              measured peak (RSS and libvips' tracked high-water), see MemoryMode.swift
+//   disk       the disk cache's store alone: checksum cost, put/get throughput, time to open a
+//              folder of N entries, see DiskMode.swift
 //
 //   thumbd-bench MODE --corpus DIR --threads N --seconds S --widths 200-399 [--format jpeg] [--count N]
 //
@@ -29,6 +31,7 @@ let mode = arguments.first ?? ""
 // copymiss: every request makes a reusable decoded copy and cuts from it (the alternative the
 // pipeline rejected for first sizes; see docs/architecture.md).
 if mode == "memory" { measureDecodeMemory(Array(arguments.dropFirst())) }
+if mode == "disk" { measureDiskStore(Array(arguments.dropFirst())) }
 guard mode == "inprocess" || mode == "newsize" || mode == "copymiss" else {
     fail(
         "usage: thumbd-bench inprocess|copymiss|newsize --corpus DIR --threads N --seconds S --widths A-B [--format F] [--count N]"
