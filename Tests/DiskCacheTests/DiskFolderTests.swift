@@ -57,18 +57,21 @@ import Testing
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
         // --no-fork: flock itself runs the command, so the lock's holder is the process started here.
-        holder.arguments = ["--no-fork", folder.at(".lock"), "/bin/sh", "-c", "echo held; exec sleep 30"]
-        let output = Pipe()
-        holder.standardOutput = output
+        // It says it holds the lock in a file, not a pipe: under AddressSanitizer on a loaded host
+        // a pipe's first bytes were seen only when the child ended (and its lock with it).
+        let ready = folder.at("held")
+        holder.arguments = ["--no-fork", folder.at(".lock"), "/bin/sh", "-c", "echo held > '\(ready)'; exec sleep 30"]
         try holder.run()
         defer {
             // SIGKILL: the child inherits the test process's signal mask, which may block SIGTERM.
             kill(holder.processIdentifier, SIGKILL)
             holder.waitUntilExit()
         }
-        let reader = output.fileHandleForReading
-        let line = await onThread { String(decoding: reader.availableData, as: UTF8.self) }
-        #expect(line == "held\n")
+        let held = await onThread {
+            for _ in 0..<400 where !FileManager.default.fileExists(atPath: ready) { usleep(50_000) }
+            return FileManager.default.fileExists(atPath: ready)
+        }
+        try #require(held, "the child never took the lock")
         let error = #expect(throws: DiskStoreError.self) {
             _ = try DiskStore(directory: folder.path, budgetBytes: 1 << 20, options: testOptions())
         }
