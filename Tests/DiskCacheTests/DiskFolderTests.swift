@@ -57,10 +57,11 @@ import Testing
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
         // --no-fork: flock itself runs the command, so the lock's holder is the process started here.
-        // It says it holds the lock in a file, not a pipe: under AddressSanitizer on a loaded host
-        // a pipe's first bytes were seen only when the child ended (and its lock with it).
+        // It says it holds the lock in a file, polled for, not on a pipe: in CI's fresh root, under
+        // both sanitizers, reading the pipe returned only after the child's 30-s sleep (the test
+        // took 61 and 117 s), when its lock was gone. It now holds the lock far past any wait.
         let ready = folder.at("held")
-        holder.arguments = ["--no-fork", folder.at(".lock"), "/bin/sh", "-c", "echo held > '\(ready)'; exec sleep 30"]
+        holder.arguments = ["--no-fork", folder.at(".lock"), "/bin/sh", "-c", "echo held > '\(ready)'; exec sleep 300"]
         try holder.run()
         defer {
             // SIGKILL: the child inherits the test process's signal mask, which may block SIGTERM.
@@ -68,7 +69,7 @@ import Testing
             holder.waitUntilExit()
         }
         let held = await onThread {
-            for _ in 0..<400 where !FileManager.default.fileExists(atPath: ready) { usleep(50_000) }
+            for _ in 0..<2000 where !FileManager.default.fileExists(atPath: ready) { usleep(50_000) }
             return FileManager.default.fileExists(atPath: ready)
         }
         try #require(held, "the child never took the lock")
