@@ -24,8 +24,19 @@ struct FolderLock: Sendable {
             throw DiskStoreError(
                 directory: path, reason: error.code == EROFS ? .readOnlyFileSystem : .notWritable(error))
         }
+        // A lock still held a second after the first try is another store's. Until then it may be
+        // a copy of a closed store's descriptor: a child that another thread of this process is
+        // spawning holds copies of every descriptor from its clone to its exec (close-on-exec
+        // closes them only then), and the lock lives while any copy does — seen in CI, where a
+        // test reopening its own folder found it "in use" and /proc/locks then named no holder.
+        var waited = 0
         while flock(file.rawValue, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
+            if errno == EWOULDBLOCK && waited < 100 {
+                waited += 1
+                usleep(10_000)
+                continue
+            }
             if errno == EWOULDBLOCK { throw DiskStoreError(directory: path, reason: .locked(holder: holder(of: file))) }
             throw DiskStoreError(directory: path, reason: .notWritable(SystemError(operation: "flock", code: errno)))
         }
