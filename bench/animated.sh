@@ -127,16 +127,8 @@ http {
   }
 }
 EOF
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port_free "$THUMBD_PORT" || die "port $THUMBD_PORT is in use (THUMBD_PORT=...)"
 port_free "$NGINX_PORT" || die "port $NGINX_PORT is in use (NGINX_PORT=...)"
-wait_http() {
-  for _ in $(seq 100); do
-    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 "$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" &
 pids+=("$!")
 origin="http://127.0.0.1:$NGINX_PORT/src"

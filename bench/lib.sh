@@ -8,6 +8,16 @@
 
 log() { printf '[%s %s] %s\n' "$name" "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# true when nothing listens on 127.0.0.1:PORT
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# waits up to 10 s for URL to answer 2xx
+wait_http() {
+  for _ in $(seq 100); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
 # "256M" -> bytes
 bytes() { python3 -c 'import sys; s=sys.argv[1].upper(); m={"K":10,"M":20,"G":30}; print(int(s[:-1])<<m[s[-1]] if s[-1] in m else int(s))' "$1"; }
 
