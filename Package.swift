@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Vips", "Primitives"]),
 
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
-        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "Primitives"]),
+        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "Primitives", "TestSupport"]),
         .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "Primitives", "TestSupport"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Primitives
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import DiskCache
@@ -32,17 +33,6 @@ final class TemporaryFolder: Sendable {
     static func entryFiles(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(EntryName.suffix) }
             .sorted()
-    }
-}
-
-/// A new folder under the system's temporary folder, named `prefix-XXXXXX`.
-func makeTemporaryFolder(_ prefix: String) -> String {
-    let base =
-        NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
-    var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { buffer in
-        precondition(mkdtemp(buffer.baseAddress!) != nil, "mkdtemp failed")
-        return String(cString: buffer.baseAddress!)
     }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
-import Primitives
+internal import Primitives
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// A tmpfs of a chosen size (or read-only) that only one thread sees: the thread leaves the
@@ -16,9 +16,9 @@ import Primitives
 /// Needs `CAP_SYS_ADMIN` (root, as this sandbox and CI containers run): without it the tests that
 /// use it are reported as skipped with that reason, and the injected faults (`DiskFaults`) cover
 /// the same code paths.
-enum PrivateMount {
+public enum PrivateMount {
     /// Whether a private tmpfs can be mounted here (tried once).
-    static let isAvailable: Bool = {
+    public static let isAvailable: Bool = {
         let outcome = Monitor<Bool?>(nil)
         do {
             try DetachedThread.start(name: "mount-probe", stackSize: 256 << 10) {
@@ -32,12 +32,14 @@ enum PrivateMount {
         return outcome.wait(until: { $0 != nil }) { $0! }
     }()
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// Runs `body` with the path of a fresh tmpfs mounted with `options` ("size=262144", "ro").
-    static func run<T: Sendable>(options: String, _ body: @escaping @Sendable (String) throws -> T) async throws -> T {
+    public static func run<T: Sendable>(options: String, _ body: @escaping @Sendable (String) throws -> T) async throws
+        -> T
+    {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Error>, Never>) in
             do {
                 try DetachedThread.start(name: "private-mount", stackSize: 1 << 20) {
@@ -85,5 +87,16 @@ enum PrivateMount {
             throw Failure(description: "mount tmpfs: \(error)")
         }
         return folder
+    }
+}
+
+/// A new folder under the system's temporary folder, named `prefix-XXXXXX`.
+public func makeTemporaryFolder(_ prefix: String) -> String {
+    let base =
+        NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+    var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { buffer in
+        precondition(mkdtemp(buffer.baseAddress!) != nil, "mkdtemp failed")
+        return String(cString: buffer.baseAddress!)
     }
 }

@@ -1,0 +1,269 @@
+import DiskCache
+import Foundation
+import Primitives
+import TestSupport
+import Testing
+import ThumbnailCore
+
+@testable import ThumbnailService
+
+/// The disk tier end to end (`--disk-cache-dir`): a real folder, a real origin on 127.0.0.1, real
+/// libvips, the service stopped and started again on the same folder as a deploy does — what it
+/// had is served from disk with the same bytes and ETag and no origin fetch, and freshness,
+/// revalidation, stale-if-error and purges hold for those entries as for memory ones.
+@Suite struct DiskTierTests {
+    static let photo = Fixtures.jpeg(width: 600, height: 400)
+    static let adminToken = "disk-tier-admin-token-0123"
+
+    static func harness(
+        _ routes: [String: TestOrigin.Reply] = ["/p.jpg": .ok(photo)],
+        folder: String = makeTemporaryFolder("thumbd-disk"),
+        log: LogCapture? = nil, _ configure: (inout ServiceConfiguration) -> Void = { _ in }
+    ) throws -> Harness {
+        try Harness(routes: routes, log: log) { configuration in
+            configuration.cache.diskDirectory = folder
+            configuration.access.adminToken = adminToken
+            configure(&configuration)
+        }
+    }
+
+    /// The next life of a service: the previous one stopped (its disk writes done), a new one on
+    /// the same settings — folder, origin — with a clock of its own.
+    final class Life: Sendable {
+        let app: ThumbnailApp
+        let clock = MovableClock()
+
+        init(after previous: ThumbnailApp, log: LogCapture? = nil) throws {
+            previous.shutdown()
+            let clock = clock
+            app = try ThumbnailApp(configuration: previous.configuration, clock: { clock.now }, logSink: log?.sink)
+            try app.start()
+        }
+
+        deinit { app.shutdown() }
+
+        func get(_ target: String, _ headers: [(String, String)] = [], method: String = "GET") async throws
+            -> TestHTTPResponse
+        {
+            try await TestHTTPClient.request(method, port: app.port, target: target, headers: headers)
+        }
+
+        func purge(_ url: String) async throws -> TestHTTPResponse {
+            try await get(
+                "/cache?url=\(Harness.encode(url))", [("Authorization", "Bearer \(DiskTierTests.adminToken)")],
+                method: "DELETE")
+        }
+    }
+
+    static func entryFiles(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".d1") }.sorted()
+    }
+
+    @Test func aRestartServesWhatItHadFromDiskWithoutAFetch() async throws {
+        let h = try Self.harness()
+        let first = try await h.get(h.thumb("/p.jpg", "w=100"))
+        #expect(first.status == 200 && first.header("x-cache") == "miss")
+        let info = try await h.get("/info?url=\(Harness.encode(h.origin.url("/p.jpg")))")
+        #expect(info.status == 200)
+        #expect(h.origin.totalRequests == 1)
+
+        let next = try Life(after: h.app)
+        let again = try await next.get(h.thumb("/p.jpg", "w=100"))
+        #expect(again.status == 200)
+        #expect(again.header("x-cache") == "disk")
+        #expect(again.body == first.body)
+        #expect(again.header("etag") == first.header("etag"))
+        #expect(again.header("content-type") == "image/jpeg")
+        // In memory from now on.
+        #expect(try await next.get(h.thumb("/p.jpg", "w=100")).header("x-cache") == "hit")
+        // A 304 for the ETag the client had from before the restart.
+        let revalidated = try await next.get(h.thumb("/p.jpg", "w=100"), [("If-None-Match", first.header("etag")!)])
+        #expect(revalidated.status == 304)
+        // The info document too, and a new size made from the original on disk.
+        let infoAgain = try await next.get("/info?url=\(Harness.encode(h.origin.url("/p.jpg")))")
+        #expect(infoAgain.header("x-cache") == "disk")
+        #expect(infoAgain.body == info.body)
+        let newSize = try await next.get(h.thumb("/p.jpg", "w=200"))
+        #expect(newSize.status == 200 && newSize.header("x-cache") == "miss")
+        #expect(try newSize.image().width == 200)
+        #expect(h.origin.totalRequests == 1)
+        let metrics = try #require(next.app.pipeline.diskMetrics)
+        #expect(metrics.served == 3)  // the thumbnail, the info document, the original
+        let page = try await next.get("/metrics").text
+        #expect(page.contains("thumbd_disk_cache_served_total 3"))
+        #expect(page.contains("cache=\"disk\""))
+    }
+
+    @Test func aPurgeRemovesTheDiskEntriesAcrossRestarts() async throws {
+        let h = try Self.harness()
+        #expect(try await h.get(h.thumb("/p.jpg", "w=100")).status == 200)
+        #expect(try await h.get(h.thumb("/p.jpg", "w=150")).status == 200)
+        let folder = h.app.configuration.cache.diskDirectory
+
+        // Entries written in an earlier life are found by their source's name alone.
+        let second = try Life(after: h.app)
+        let purged = try await second.purge(h.origin.url("/p.jpg"))
+        #expect(purged.status == 200)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(purged.body)) as? [String: Any])
+        let disk = try #require(body["disk"] as? [String: Any])
+        #expect(disk["entries"] as? Int == 3)  // the original and two sizes
+        #expect(Self.entryFiles(folder).isEmpty)
+
+        let third = try Life(after: second.app)
+        let after = try await third.get(h.thumb("/p.jpg", "w=100"))
+        #expect(after.status == 200 && after.header("x-cache") == "miss")
+        #expect(h.origin.totalRequests == 2)
+    }
+
+    @Test func aRevalidationRenewsTheDiskEntries() async throws {
+        let h = try Self.harness(["/p.jpg": .cacheable(Self.photo, etag: "\"v1\"", cacheControl: "max-age=120")]) {
+            $0.freshness.minSourceTTL = .zero
+            $0.freshness.staleWhileRevalidate = .zero
+        }
+        #expect(try await h.get(h.thumb("/p.jpg", "w=100")).header("cache-control") == "public, max-age=105")
+
+        let second = try Life(after: h.app)
+        #expect(try await second.get(h.thumb("/p.jpg", "w=100")).header("x-cache") == "disk")
+        // Stale now; the origin says "not modified", and now allows a day.
+        second.clock.advance(.seconds(121))
+        h.routes.set("/p.jpg", .cacheable(Self.photo, etag: "\"v1\"", cacheControl: "max-age=86400"))
+        let renewed = try await second.get(h.thumb("/p.jpg", "w=100"))
+        #expect(renewed.header("x-cache") == "revalidated")
+        #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
+
+        // The next life reads the renewed expiry: a day, not what was left of 120 s.
+        let third = try Life(after: second.app)
+        let read = try await third.get(h.thumb("/p.jpg", "w=100"))
+        #expect(read.header("x-cache") == "disk")
+        let maxAge = read.header("cache-control").flatMap { Int($0.split(separator: "=").last ?? "") } ?? 0
+        #expect(maxAge > 70_000)
+        #expect(h.origin.totalRequests == 2)
+    }
+
+    @Test func aStaleDiskEntryIsServedWhenItsOriginFails() async throws {
+        let h = try Self.harness(["/p.jpg": .cacheable(Self.photo, etag: "\"v1\"", cacheControl: "max-age=1")]) {
+            $0.freshness.minSourceTTL = .zero
+            $0.freshness.staleWhileRevalidate = .zero
+        }
+        let first = try await h.get(h.thumb("/p.jpg", "w=100"))
+        #expect(first.status == 200)
+        h.app.shutdown()
+        // The disk's expiry is on the wall clock: let it pass.
+        try await Task.sleep(for: .milliseconds(1_500))
+        h.routes.set("/p.jpg", .status(503))
+
+        let second = try Life(after: h.app)
+        let stale = try await second.get(h.thumb("/p.jpg", "w=100"))
+        #expect(stale.status == 200)
+        #expect(stale.header("x-cache") == "stale")
+        #expect(stale.body == first.body)
+        #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
+    }
+
+    @Test func aTornOrEmptyFileIsDroppedAndNeverServed() async throws {
+        let h = try Self.harness()
+        let first = try await h.get(h.thumb("/p.jpg", "w=100"))
+        #expect(first.status == 200)
+        h.app.shutdown()
+        let folder = h.app.configuration.cache.diskDirectory
+        let files = Self.entryFiles(folder)
+        #expect(files.count == 2)  // the original and the thumbnail
+        // One file cut short (a crash mid-write that was renamed anyway), one emptied.
+        for (index, name) in files.enumerated() {
+            let path = "\(folder)/\(name)"
+            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            #expect(truncate(path, off_t(index == 0 ? 0 : size / 2)) == 0)
+        }
+
+        let second = try Life(after: h.app)
+        let again = try await second.get(h.thumb("/p.jpg", "w=100"))
+        #expect(again.status == 200)
+        #expect(again.header("x-cache") == "miss")
+        #expect(again.body == first.body)
+        #expect(h.origin.totalRequests == 2)
+        let metrics = try #require(second.app.pipeline.diskMetrics)
+        // The empty one is dropped when the folder is opened, the torn one when it is read.
+        #expect(metrics.store.corruptDropped >= 1)
+        #expect(metrics.served == 0)
+    }
+
+    @Test func aFolderInUseOrUnusableStopsTheStart() throws {
+        let h = try Self.harness()
+        #expect {
+            _ = try ThumbnailApp(configuration: h.app.configuration)
+        } throws: { error in
+            guard let error = error as? DiskStoreError, case .locked = error.reason else { return false }
+            return error.description.contains(h.app.configuration.cache.diskDirectory)
+        }
+        let file = makeTemporaryFolder("thumbd-disk-file") + "/file"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data([1])))
+        var configuration = h.app.configuration
+        configuration.cache.diskDirectory = file
+        #expect {
+            _ = try ThumbnailApp(configuration: configuration)
+        } throws: { error in
+            (error as? DiskStoreError)?.reason == .notADirectory
+        }
+    }
+
+    @Test func theFolderStaysWithinItsBudget() async throws {
+        var routes: [String: TestOrigin.Reply] = [:]
+        for index in 0..<24 { routes["/p\(index).jpg"] = .ok(Fixtures.jpeg(width: 400 + index, height: 300)) }
+        // Every entry takes a 4-KiB block at least: 24 thumbnails cannot fit in 64 KiB (and the
+        // originals, over an eighth of it, are not stored at all).
+        let budget = 64 << 10
+        let h = try Self.harness(routes) { $0.cache.diskBytes = budget }
+        for index in 0..<24 { #expect(try await h.get(h.thumb("/p\(index).jpg", "w=100")).status == 200) }
+        h.app.shutdown()
+        let folder = h.app.configuration.cache.diskDirectory
+        let metrics = try #require(h.app.pipeline.diskMetrics)
+        #expect(metrics.store.evictions > 0)
+        #expect(metrics.store.bytes <= budget)
+        var onDisk = 0
+        for name in Self.entryFiles(folder) {
+            var status = stat()
+            #expect(stat("\(folder)/\(name)", &status) == 0)
+            onDisk += Int(status.st_blocks) * 512
+        }
+        #expect(onDisk <= budget)
+        // The most recent source is still there after a restart.
+        let next = try Life(after: h.app)
+        #expect(try await next.get(h.thumb("/p23.jpg", "w=100")).header("x-cache") == "disk")
+    }
+
+    @Test(.enabled(if: PrivateMount.isAvailable, "needs CAP_SYS_ADMIN to mount a tmpfs in a private namespace"))
+    func aFullDiskStopsWritesAndTheServiceKeepsServing() async throws {
+        var routes: [String: TestOrigin.Reply] = [:]
+        for index in 0..<6 { routes["/p\(index).jpg"] = .ok(Fixtures.detailedJPEG(width: 600 + index, height: 400)) }
+        let h = try Harness(routes: routes)
+        var base = h.app.configuration
+        base.cache.diskBytes = 64 << 20  // far more than the 256 KiB file system holds
+        let settings = base
+        let log = LogCapture()
+        // The app opens its folder on the thread that sees the tmpfs; it works through the
+        // descriptor from then on.
+        let app = try await PrivateMount.run(options: "size=262144") { path in
+            var configuration = settings
+            configuration.cache.diskDirectory = path
+            return try ThumbnailApp(configuration: configuration, logSink: log.sink)
+        }
+        defer { app.shutdown() }
+        try app.start()
+        for index in 0..<6 {
+            let response = try await TestHTTPClient.request(
+                "GET", port: app.port, target: h.thumb("/p\(index).jpg", "w=300"))
+            #expect(response.status == 200)
+        }
+        #expect(await eventually(app.pipeline.diskMetrics!) { $0.store.writesDisabled && $0.writeQueue == 0 })
+        let metrics = try #require(app.pipeline.diskMetrics)
+        #expect(metrics.store.writeFailures >= 1)
+        #expect(log.lines.contains { $0.contains("event=disk-cache-writes-stopped") })
+        // Still serving: from memory, and from the origin.
+        let hit = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p0.jpg", "w=300"))
+        #expect(hit.status == 200 && hit.header("x-cache") == "hit")
+        let made = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p5.jpg", "w=120"))
+        #expect(made.status == 200)
+        let page = try await TestHTTPClient.request("GET", port: app.port, target: "/metrics").text
+        #expect(page.contains("thumbd_disk_cache_writes_disabled 1"))
+    }
+}
