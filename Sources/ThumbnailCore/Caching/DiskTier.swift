@@ -34,7 +34,7 @@ public final class DiskTier: Sendable {
         public var readers = 2
         /// Reads waiting for a reader; past it a memory miss skips the disk.
         public var readQueue = 256
-        /// Writes waiting for the writer, and the bytes they hold (they keep their bodies alive).
+        /// Writes queued or being written, and the bytes they hold (they keep their bodies alive).
         public var writeQueue = 512
         public var writeQueueBytes = 64 << 20
         /// How long `stop` lets the writer finish what is queued.

@@ -12,7 +12,7 @@ public struct DiskTierMetrics: Sendable, Equatable {
     public var readQueueFull = 0
     /// Writes dropped because the write queue was full (those entries stay in memory only).
     public var writesDropped = 0
-    /// Writes waiting for the writer thread now, and the bytes they hold.
+    /// Writes queued for the writer thread or being written now, and the bytes they hold.
     public var writeQueue = 0
     public var writeQueueBytes = 0
 
