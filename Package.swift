@@ -64,7 +64,8 @@ let package = Package(
 
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "Primitives", "TestSupport"]),
-        .testTarget(name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "DiskCache", "Primitives", "TestSupport"]),
+        .testTarget(
+            name: "ThumbnailCoreTests", dependencies: ["ThumbnailCore", "DiskCache", "Primitives", "TestSupport"]),
         .testTarget(name: "VipsTests", dependencies: ["Vips", "TestSupport"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Primitives", "TestSupport"]),

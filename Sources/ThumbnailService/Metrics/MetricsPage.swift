@@ -105,7 +105,9 @@ final class MetricsPage: Sendable {
         out.counter(
             "thumbd_disk_cache_rejected_total", "Writes refused before writing (too large, busy, writes stopped).",
             store.rejected)
-        out.gauge("thumbd_disk_cache_write_queue", "Writes queued for the disk writer thread or being written.", disk.writeQueue)
+        out.gauge(
+            "thumbd_disk_cache_write_queue", "Writes queued for the disk writer thread or being written.",
+            disk.writeQueue)
         out.counter(
             "thumbd_disk_cache_write_queue_dropped_total", "Writes dropped because the write queue was full.",
             disk.writesDropped)
