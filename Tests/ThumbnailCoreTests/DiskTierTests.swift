@@ -38,7 +38,7 @@ import Testing
         return result.wait(until: { $0 != nil }) { $0! }
     }
 
-    @Test func aPurgeBeatsTheWritesOfItsSourceQueuedOrRunning() throws {
+    @Test func aPurgeBeatsTheWritesOfItsSourceQueuedOrRunning() async throws {
         let gate = TestGate()
         let entered = TestGate()
         let tier = try Self.tier(gate: gate, entered: entered)
@@ -62,7 +62,8 @@ import Testing
         #expect(Self.read(tier, running) == nil)
         #expect(Self.read(tier, queued) == nil)
         #expect(!tier.mayHave(running) && !tier.mayHave(queued))
-        // Other sources are untouched.
+        // Other sources are untouched (written after the purge, which went first).
+        #expect(await eventually(tier.metrics.writeQueue == 0) { $0 })
         #expect(Self.read(tier, unrelated) == [3])
     }
 
