@@ -32,6 +32,7 @@ let package = Package(
         // 8.14 does not answer: which rendering intents an embedded profile supports.
         .target(name: "CVipsShims", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CDiskShims"),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
 
         // The low-level pieces every module shares: owned descriptors, socket addresses, one thread
@@ -46,7 +47,7 @@ let package = Package(
 
         // A bounded, restart-surviving store of keyed byte bodies in one folder (the disk tier
         // behind the memory cache). Knows nothing of images or HTTP; SHA-256 names its files.
-        .target(name: "DiskCache", dependencies: ["Primitives", "Crypto"]),
+        .target(name: "DiskCache", dependencies: ["CDiskShims", "Primitives", "Crypto"]),
 
         // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
         .target(name: "ThumbnailCore", dependencies: ["Primitives", "DiskCache"]),

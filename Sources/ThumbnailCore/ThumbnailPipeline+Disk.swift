@@ -23,6 +23,13 @@ extension ThumbnailPipeline {
         found: @escaping @Sendable (Variant) -> Void
     ) -> Bool {
         guard let disk, disk.mayHave(key) else { return false }
+        // In place when the file is in the kernel's caches: no thread hop, no wait.
+        if let (entry, generation) = disk.readNow(key),
+            let variant = variant(from: entry, key, disk, readIn: generation)
+        {
+            found(variant)
+            return true
+        }
         let leader = diskReads.join(key) { result in
             switch result {
             case .success(let variant): found(variant)
@@ -43,9 +50,22 @@ extension ThumbnailPipeline {
         return true
     }
 
-    /// The variant a disk entry holds, stored in memory (unless a purge came meanwhile), or nil
-    /// when the entry is not usable (then it is removed).
-    private func variant(from entry: DiskEntry, _ key: CacheKey, _ disk: DiskTier) -> Variant? {
+    /// The hit path's disk tier (a server's polling thread): the variant under `key` when it is on
+    /// disk, fresh, and its file in the kernel's caches so that reading it cannot wait for the disk
+    /// (`DiskTier.readNow`); stored in memory, so the next hit is a memory one. Nil otherwise — then
+    /// `thumbnail` decides, and reads on a reader thread if need be.
+    public func diskVariantNow(_ key: CacheKey) -> Variant? {
+        guard let disk, disk.mayHave(key), let (entry, generation) = disk.readNow(key) else { return nil }
+        guard let variant = variant(from: entry, key, disk, readIn: generation) else { return nil }
+        return now() < variant.preparedValidUntil ? variant : nil
+    }
+
+    /// The variant a disk entry holds, stored in memory (unless a purge came meanwhile: read by a
+    /// reader thread, its coalesced read is marked stale; read in place, `generation` has moved),
+    /// or nil when the entry is not usable (then it is removed) or was read before a purge.
+    private func variant(from entry: DiskEntry, _ key: CacheKey, _ disk: DiskTier, readIn generation: UInt64? = nil)
+        -> Variant?
+    {
         guard let record = DiskRecord(decoding: entry.meta.extra), record.kind != .original,
             !record.dependsOnAnimationLimits || record.animationTag == animationTag,
             let freshness = sharedFreshness(of: key.source, entry.meta)
@@ -66,7 +86,15 @@ extension ThumbnailPipeline {
                 document: bytes, mediaType: entry.meta.contentType, width: record.width, height: record.height)
         }
         let made = variant(image, record.fingerprint, freshness, at: now())
-        diskReads.storeUnlessStale(key) { cache.insert(.variant(made), forKey: key) }
+        var current = true
+        diskReads.storeUnlessStale(key) {
+            if let generation, !disk.noPurgeSince(generation) {
+                current = false
+            } else {
+                cache.insert(.variant(made), forKey: key)
+            }
+        }
+        guard current else { return nil }
         disk.countServed()
         return made
     }

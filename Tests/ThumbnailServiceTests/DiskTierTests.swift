@@ -269,3 +269,31 @@ import ThumbnailCore
         #expect(page.contains("thumbd_disk_cache_writes_disabled 1"))
     }
 }
+
+/// The quick answer's disk path: a target seen before whose thumbnail left memory is answered from
+/// disk on the polling thread when its file is in the kernel's caches.
+@Suite struct DiskQuickAnswerTests {
+    @Test func aThumbnailEvictedFromMemoryIsAnsweredFromDisk() async throws {
+        var routes: [String: TestOrigin.Reply] = [:]
+        for index in 0..<16 { routes["/p\(index).jpg"] = .ok(Fixtures.jpeg(width: 300 + index, height: 200)) }
+        // A memory cache of a few thumbnails: the first is evicted by the others.
+        let h = try DiskTierTests.harness(routes) { $0.cache.bytes = 48 << 10 }
+        let first = try await h.get(h.thumb("/p0.jpg", "w=100"))
+        #expect(first.status == 200)
+        for index in 1..<16 { #expect(try await h.get(h.thumb("/p\(index).jpg", "w=100")).status == 200) }
+        #expect(await eventually(h.app.pipeline.diskMetrics!) { $0.writeQueue == 0 })
+        #expect(h.app.pipeline.metrics.cache[.variant].evictions > 0)
+        let fetches = h.origin.totalRequests
+
+        let again = try await h.get(h.thumb("/p0.jpg", "w=100"))
+        #expect(again.status == 200)
+        #expect(again.header("x-cache") == "disk")
+        // The quick answer's (no request id: that is the full path's).
+        #expect(again.header("x-request-id") == nil)
+        #expect(again.body == first.body)
+        #expect(again.header("etag") == first.header("etag"))
+        #expect(h.origin.totalRequests == fetches)
+        let notModified = try await h.get(h.thumb("/p0.jpg", "w=100"), [("If-None-Match", first.header("etag")!)])
+        #expect(notModified.status == 304)
+    }
+}

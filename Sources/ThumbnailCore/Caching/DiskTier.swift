@@ -88,6 +88,21 @@ public final class DiskTier: Sendable {
         return queued
     }
 
+    /// The entry under `key` read on the calling thread, only if that needs no wait for the disk
+    /// (`DiskStore.getIfCached`), with the purge generation it was read in (`noPurgeSince`); nil
+    /// otherwise — then `read` on a reader thread.
+    public func readNow(_ key: CacheKey) -> (entry: DiskEntry, generation: UInt64)? {
+        let sourceKey = key.source.description
+        let before = writes.withLock { $0.purging[sourceKey] == nil ? $0.purges : nil }
+        guard let before, let entry = store.getIfCached(storeKey(key)) else { return nil }
+        return (entry, before)
+    }
+
+    /// Whether no purge has begun since `generation` (from `readNow`): asked where what was read is
+    /// stored, under the lock a purge clears the memory under, so that a purge that began during
+    /// the read cannot be undone by it.
+    public func noPurgeSince(_ generation: UInt64) -> Bool { writes.withLock { $0.purges == generation } }
+
     private func readLoop() {
         while let job = reads.wait(
             until: { $0.stopping || !$0.jobs.isEmpty }, then: { $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() })
@@ -134,6 +149,7 @@ public final class DiskTier: Sendable {
         let queued = writes.withLock { queue -> Bool in
             // Stopping: the writer may be gone; removed on this thread instead (below).
             guard !queue.stopping else { return false }
+            queue.purges &+= 1
             queue.purging[sourceKey, default: 0] += 1
             var kept: [WriteOp] = []
             for op in queue.ops {
@@ -281,6 +297,8 @@ private struct WriteQueue {
     var putBytes = 0
     /// Sources whose purge is queued or running, with how many: not served from disk meanwhile.
     var purging: [String: Int] = [:]
+    /// Purges begun so far (`DiskTier.readNow`).
+    var purges: UInt64 = 0
     var stopping = false
     var writerEnded = false
 }

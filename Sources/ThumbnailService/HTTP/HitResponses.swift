@@ -131,6 +131,17 @@ public final class HitResponses: PreparedAnswer {
         return HTTPResponse(status: prepared.status, headers: headers, body: prepared.body)
     }
 
+    /// A response of this thumbnail made for one request, with its own `X-Cache`: a hit the quick
+    /// answer found on disk rather than in memory (`disk`), which the kept responses would call
+    /// `hit`.
+    func prepared(notModified: Bool, cache: String, style: Style) -> HTTPPreparedResponse {
+        let base = notModified ? self.notModified : ok
+        return HTTPPreparedResponse(
+            status: base.status,
+            headers: Self.headers(base.status, etag, mediaType, cacheControl, cache, style, firstFrameOnly),
+            body: base.body)
+    }
+
     /// What Next.js' optimizer sends with every image, to keep a browser from reading it as
     /// anything else (an SVG passed through would otherwise run scripts).
     static let nextImageHardening = [

@@ -207,13 +207,22 @@ final class Routes: Sendable {
         let now = pipeline.clockNow
         let hit: HitResponses
         let bytes: Int
+        var fromDisk = false
         switch parsedTargets.lookup(head.target, flavour: flavour, now: now) {
         case .kept(let responses, let size, let expires):
             guard !hasExpired(expires) else { return nil }
             pipeline.countKeptHit()
             (hit, bytes) = (responses, size)
         case .remembered(let key, let expires):
-            guard !hasExpired(expires), let variant = pipeline.cachedVariant(key) else { return nil }
+            guard !hasExpired(expires) else { return nil }
+            // Not in memory: on disk, when reading it cannot wait (else the full path reads it on a
+            // disk thread). In memory from now on.
+            var found = pipeline.cachedVariant(key)
+            if found == nil {
+                found = pipeline.diskVariantNow(key)
+                fromDisk = found != nil
+            }
+            guard let variant = found else { return nil }
             let prepared = variant.prepared
             if route.style == .nextImage {
                 // Made here, where the key is at hand, and charged to the entry (a kept reference
@@ -228,18 +237,21 @@ final class Routes: Sendable {
         }
         guard let pair = hit.pair(route.style) else { return nil }
         let notModified = hit.isNotModified(ifNoneMatch: head.header("if-none-match"))
-        let prepared = notModified ? pair.notModified : pair.ok
+        let prepared =
+            fromDisk
+            ? hit.prepared(notModified: notModified, cache: "disk", style: route.style)
+            : notModified ? pair.notModified : pair.ok
         let method = isGet ? "GET" : "HEAD"
         // Counted and logged before it is sent, so a client that has its answer knows it was.
         let elapsed = Self.nanoseconds(since: start)
         requestMetrics.record(
             route: route.metricsIndex, method: method, status: prepared.status,
-            outcome: RequestMetrics.hitOutcome, elapsedNanos: elapsed)
+            outcome: fromDisk ? RequestMetrics.diskOutcome : RequestMetrics.hitOutcome, elapsedNanos: elapsed)
         log.record(
             .init(
                 requestID: ids.next(incoming: head.header("x-request-id")), method: method, route: route.name,
                 status: prepared.status, bytes: notModified || !isGet ? 0 : bytes,
-                elapsedNanos: elapsed, cache: "hit", error: nil))
+                elapsedNanos: elapsed, cache: fromDisk ? "disk" : "hit", error: nil))
         return prepared
     }
 

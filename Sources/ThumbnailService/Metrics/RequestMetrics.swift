@@ -24,6 +24,7 @@ final class RequestMetrics: Sendable {
 
     static let thumbRoute = routes.firstIndex(of: "/thumb")!
     static let hitOutcome = 0
+    static let diskOutcome = outcomes.firstIndex(of: "disk")!
     static let noOutcome = outcomes.count - 1
 
     private let requests = AtomicCounters(
