@@ -476,11 +476,13 @@ def failure(balancer, origin, work, thumbd):
         time.sleep(3)
         # A SIGKILL loses the writes still queued: the victim's must be done first.
         disk = wait_written(victim_port)
+        n = lambda value, scale=1: "-" if value is None else f"{value / scale:.0f}"
         check(section, "before the kill: the victim's disk writes done (write queue 0, none dropped or failed)",
-              disk["write_queue"] == 0 and not disk["write_queue_dropped_total"] and not disk["write_failures_total"],
-              f"{disk['writes_total']:.0f} writes, {disk['entries']:.0f} entries, {disk['bytes'] / 2**20:.1f} MiB "
-              f"on disk; queue {disk['write_queue']}, dropped {disk['write_queue_dropped_total']}, "
-              f"failed {disk['write_failures_total']}")
+              disk["write_queue"] == 0 and disk["write_queue_dropped_total"] == 0
+              and disk["write_failures_total"] == 0,
+              f"{n(disk['writes_total'])} writes, {n(disk['entries'])} entries, {n(disk['bytes'], 2**20)} MiB on "
+              f"disk; queue {n(disk['write_queue'])}, dropped {n(disk['write_queue_dropped_total'])}, "
+              f"failed {n(disk['write_failures_total'])}")
         at_kill = origin.fetches()
         cluster.kill(victim)
         killed.set()
@@ -501,7 +503,7 @@ def failure(balancer, origin, work, thumbd):
         check(section, "the other instances' requests stay hits", not survivors_misses,
               f"{len(survivors_misses)} misses among requests for their sources")
         ready = cluster.restart(victim)
-        event = next((line.strip() for line in open(cluster.restart_log(victim)) if "disk-cache" in line), "")
+        event = next((line.strip()[:200] for line in open(cluster.restart_log(victim)) if "disk-cache" in line), "")
         check(section, "restarted on its port and its disk folder: /readyz 200 within 5 s", ready <= 5,
               f"{ready:.2f} s from its start; log: {event or 'no disk-cache event'}")
         # Its share, asked of it directly before anything else reaches it: from its folder.
