@@ -503,7 +503,7 @@ def failure(balancer, origin, work, thumbd):
         check(section, "the other instances' requests stay hits", not survivors_misses,
               f"{len(survivors_misses)} misses among requests for their sources")
         ready = cluster.restart(victim)
-        event = next((m.group(1) for m in (re.search(r'event=disk-cache msg="([^"]*)"', line)
+        event = next((m.group(1).split(": ", 1)[-1] for m in (re.search(r'event=disk-cache msg="([^"]*)"', line)
                                            for line in open(cluster.restart_log(victim))) if m), "")
         check(section, "restarted on its port and its disk folder: /readyz 200 within 5 s", ready <= 5,
               f"{ready:.2f} s from its start; log: {event or 'no disk-cache event'}")
