@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # N thumbd instances behind one balancer, all on loopback, in the foreground:
 #
-#   deploy/cluster/run.sh --instances N --port P [--balancer nginx|haproxy] [-- THUMBD_ARGS...]
+#   deploy/cluster/run.sh --instances N --port P [--balancer nginx|haproxy] [--disk-cache-root DIR]
+#                         [-- THUMBD_ARGS...]
 #
-# Starts N instances on free loopback ports (each with THUMBD_ARGS), waits until every one
-# answers /readyz 200, then starts the balancer on 127.0.0.1:P with deploy/cluster/nginx.conf or
-# haproxy.cfg (a copy with these ports) and prints one line per instance,
+# Starts N instances on free loopback ports, each with THUMBD_ARGS and, with --disk-cache-root,
+# its own --disk-cache-dir DIR/instance-I (one folder per instance: a folder is locked by the
+# thumbd using it, never shared). Waits until every one answers /readyz 200, then starts the
+# balancer on 127.0.0.1:P with deploy/cluster/nginx.conf or haproxy.cfg (a copy with these
+# ports) and prints one line per instance,
 #   instance I port PORT pid PID
 # then `balancer KIND port P pid PID`, once all are ready. SIGTERM or SIGINT stops everything
 # (each instance gets its own graceful stop). Installs nginx or haproxy if missing; builds thumbd
@@ -14,15 +17,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-instances=3 port=8080 balancer=nginx
+instances=3 port=8080 balancer=nginx disk_root=
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --instances) instances="$2"; shift 2 ;;
     --port) port="$2"; shift 2 ;;
     --balancer) balancer="$2"; shift 2 ;;
+    --disk-cache-root) disk_root="$2"; shift 2 ;;
     --) shift; args=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +77,10 @@ PY
 
 for i in $(seq 1 "$instances"); do
   p="${ports[$((i - 1))]}"
-  GLIBC_TUNABLES="$thumbd_glibc_tunables" "$THUMBD_BIN" --host 127.0.0.1 --port "$p" "${args[@]}" 2>"$dir/instance-$i.log" &
+  disk=()
+  [ -z "$disk_root" ] || disk=(--disk-cache-dir "$disk_root/instance-$i")
+  GLIBC_TUNABLES="$thumbd_glibc_tunables" "$THUMBD_BIN" --host 127.0.0.1 --port "$p" "${disk[@]}" "${args[@]}" \
+    2>"$dir/instance-$i.log" &
   pids+=($!)
   echo "$p $!" >"$dir/instance-$i"
 done

@@ -4,7 +4,8 @@
   test.py --balancer nginx|haproxy --thumbd BIN [--out REPORT.md]
 
 Starts an nginx origin serving the bench corpus (its access log is the fetch count), then
-clusters of 3 thumbd instances behind the balancer with deploy/cluster/run.sh, and checks:
+clusters of 3 thumbd instances behind the balancer with deploy/cluster/run.sh, each instance
+with its own disk cache folder (--disk-cache-root), and checks:
 
   1. placement: the corpus at 5 widths, every source fetched exactly once across the cluster,
      each instance's variants = 5 x its originals (its own /metrics), a second pass all hits;
@@ -13,9 +14,11 @@ clusters of 3 thumbd instances behind the balancer with deploy/cluster/run.sh, a
   2. capacity: a working set 2x one instance's budget, the second pass's hit rate on the
      cluster (>= 95 %) and on one instance alone with the same budget, each against the
      simulation's prediction;
-  3. failure: SIGKILL one instance under load: every answer a 200 or a 503 with Retry-After,
-     only the dead instance's share of sources fetched again, the others' requests still hits;
-     restarted on its port, its sources come back to it;
+  3. failure: SIGKILL one instance under load (its disk writes done first): every answer a 200
+     or a 503 with Retry-After, only the dead instance's share of sources fetched again, the
+     others' requests still hits; restarted on its port and its own disk folder, it is ready
+     within 5 s and answers its share from the folder (X-Cache: disk, the same ETag and bytes as
+     before the kill, no origin fetch), and the balancer sends its sources to it again;
   4. purge, signed URLs and format=auto through the balancer.
 
 Exit 1 on any failed check; a Markdown report on --out.
@@ -23,6 +26,7 @@ Exit 1 on any failed check; a Markdown report on --out.
 import argparse
 import collections
 import csv
+import hashlib
 import http.client
 import json
 import math
@@ -76,15 +80,16 @@ def request(port, target, method="GET", headers=None, timeout=60):
         connection.close()
 
 
-def wait_ready(port):
-    """Until the instance on `port` answers /readyz 200 (bounded: 10 s)."""
-    for _ in range(200):
+def wait_ready(port, limit=10.0, interval=0.05):
+    """Until the instance on `port` answers /readyz 200 (bounded: `limit` seconds)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
         try:
             if request(port, "/readyz", timeout=2)[0] == 200:
                 return
         except OSError:
             pass
-        time.sleep(0.05)
+        time.sleep(interval)
     raise RuntimeError(f"the instance on port {port} is not ready")
 
 
@@ -158,17 +163,19 @@ http {{
 
 
 class Cluster:
-    """deploy/cluster/run.sh in the background; its `instance I port P pid PID` lines parsed."""
+    """deploy/cluster/run.sh in the background; its `instance I port P pid PID` lines parsed.
+    Each instance I has its own disk cache folder, disk/instance-I, kept for its restart."""
 
     def __init__(self, balancer, work, name, thumbd, args, instances=3):
         self.dir = os.path.join(work, name)
         os.makedirs(self.dir, exist_ok=True)
         self.port = free_port()
         self.thumbd, self.args = thumbd, args
+        self.disk_root = os.path.join(self.dir, "disk")
         env = dict(os.environ, THUMBD_BIN=thumbd, CLUSTER_DIR=self.dir)
         self.process = subprocess.Popen(
             [os.path.join(HERE, "run.sh"), "--instances", str(instances), "--port", str(self.port),
-             "--balancer", balancer, "--"] + args,
+             "--balancer", balancer, "--disk-cache-root", self.disk_root, "--"] + args,
             stdout=subprocess.PIPE, text=True, env=env)
         self.instances = []  # [port, pid]
         for line in self.process.stdout:
@@ -187,15 +194,25 @@ class Cluster:
     def kill(self, index):
         os.kill(self.instances[index][1], signal.SIGKILL)
 
+    def disk_dir(self, index):
+        return os.path.join(self.disk_root, f"instance-{index + 1}")
+
+    def restart_log(self, index):
+        return os.path.join(self.dir, f"restarted-{index + 1}.log")
+
     def restart(self, index):
-        """The killed instance again, on its port (as a supervisor would restart it)."""
+        """The killed instance again, on its port and its disk folder (as a supervisor would
+        restart it); returns the seconds from its start to /readyz 200."""
         port = self.instances[index][0]
+        started = time.monotonic()
         process = subprocess.Popen(
-            [self.thumbd, "--host", "127.0.0.1", "--port", str(port)] + self.args,
-            stderr=open(os.path.join(self.dir, f"restarted-{index + 1}.log"), "w"))
+            [self.thumbd, "--host", "127.0.0.1", "--port", str(port), "--disk-cache-dir", self.disk_dir(index)]
+            + self.args,
+            stderr=open(self.restart_log(index), "w"))
         self.restarted.append(process)
         self.instances[index][1] = process.pid
-        wait_ready(port)
+        wait_ready(port, limit=30, interval=0.01)
+        return time.monotonic() - started
 
     def stop(self):
         for process in self.restarted:
@@ -371,6 +388,43 @@ def capacity(balancer, origin, work, thumbd, variant_bytes, corpus_bytes, larges
     return cluster_rate, single_rate, predicted, budget, copies
 
 
+def disk_gauges(port):
+    """The disk tier's figures on one instance's /metrics (None where a metric is missing)."""
+    values = metrics(port)
+    names = ["write_queue", "writes_total", "entries", "bytes", "hits_total", "write_queue_dropped_total",
+             "write_failures_total", "rejected_total"]
+    return {n: values.get((f"thumbd_disk_cache_{n}", frozenset())) for n in names}
+
+
+def wait_written(port, limit=30.0):
+    """Until the instance's disk writer is idle: its write queue at 0 and its write count the same
+    over 0.5 s (a SIGKILL loses what is still queued). Returns its disk figures then."""
+    deadline = time.monotonic() + limit
+    last = disk_gauges(port)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = disk_gauges(port)
+        if now["write_queue"] == 0 and now["writes_total"] == last["writes_total"]:
+            return now
+        last = now
+    return last
+
+
+def thumb_requests(port):
+    """The /thumb requests the instance has answered since it started."""
+    return sum(v for (name, labels), v in metrics(port).items()
+               if name == "thumbd_requests_total" and ("route", "/thumb") in labels)
+
+
+def answers(port, items):
+    """{(url, width): (status, x-cache, etag, sha-256 of the body)}, asked of one instance directly."""
+    out = {}
+    for url, w in items:
+        status, h, body = request(port, thumb_target(url, w))
+        out[(url, w)] = (status, h.get("x-cache"), h.get("etag"), hashlib.sha256(body).hexdigest())
+    return out
+
+
 def failure(balancer, origin, work, thumbd):
     section = "failure"
     sources = corpus()
@@ -378,6 +432,7 @@ def failure(balancer, origin, work, thumbd):
                       ["--allow-loopback-sources", "--cache-bytes", "1G", "--admin-token", ADMIN])
     try:
         items = [(source_url(origin, name), w) for name, _, _, _ in sources for w in WIDTHS]
+        start = origin.fetches()
         run_pass(cluster.port, items)
         owner = {}
         for index, (port, _) in enumerate(cluster.instances):
@@ -387,9 +442,14 @@ def failure(balancer, origin, work, thumbd):
                 if status == 200:
                     owner[source_url(origin, name)] = index
         victim = 0
+        victim_port = cluster.instances[victim][0]
         victim_sources = {u for u, i in owner.items() if i == victim}
+        victim_paths = {urllib.parse.urlsplit(u).path for u in victim_sources}
+        victim_items = [(u, w) for u in sorted(victim_sources) for w in WIDTHS]
+        # What it served: each of its variants' ETag and bytes (memory hits, asked of it directly).
+        served = answers(victim_port, victim_items)
         before = origin.fetches()
-        answers = collections.Counter()
+        counts = collections.Counter()
         bad = []
         survivors_misses = []
         stop = threading.Event()
@@ -404,7 +464,7 @@ def failure(balancer, origin, work, thumbd):
                 except Exception as error:  # a reset or a cut-off answer is a failure here
                     bad.append(f"{type(error).__name__}: {error}")
                     continue
-                answers[status] += 1
+                counts[status] += 1
                 if status != 200 and not (status == 503 and "retry-after" in h):
                     bad.append(f"{status} for {url} w={w}")
                 if killed.is_set() and owner.get(url) != victim and h.get("x-cache") != "hit":
@@ -414,32 +474,69 @@ def failure(balancer, origin, work, thumbd):
         for t in threads:
             t.start()
         time.sleep(3)
+        # A SIGKILL loses the writes still queued: the victim's must be done first.
+        disk = wait_written(victim_port)
+        n = lambda value, scale=1: "-" if value is None else f"{value / scale:.0f}"
+        check(section, "before the kill: the victim's disk writes done (write queue 0, none dropped or failed)",
+              disk["write_queue"] == 0 and disk["write_queue_dropped_total"] == 0
+              and disk["write_failures_total"] == 0,
+              f"{n(disk['writes_total'])} writes, {n(disk['entries'])} entries, {n(disk['bytes'], 2**20)} MiB on "
+              f"disk; queue {n(disk['write_queue'])}, dropped {n(disk['write_queue_dropped_total'])}, "
+              f"failed {n(disk['write_failures_total'])}")
+        at_kill = origin.fetches()
         cluster.kill(victim)
         killed.set()
-        log(f"failure: SIGKILLed instance 1 (port {cluster.instances[victim][0]}) under load")
+        log(f"failure: SIGKILLed instance 1 (port {victim_port}) under load")
         time.sleep(8)
         stop.set()
         for t in threads:
             t.join()
-        refetched = origin.fetches() - before
+        after_outage = origin.fetches()
+        refetched = after_outage - before
         refetched_sources = {u for u in refetched}
-        victim_paths = {urllib.parse.urlsplit(u).path for u in victim_sources}
         check(section, "every answer a 200 or a 503 with Retry-After while an instance is killed", not bad,
-              f"{dict(answers)}; {len(bad)} bad" + (f", first: {bad[0]}" if bad else ""))
+              f"{dict(counts)}; {len(bad)} bad" + (f", first: {bad[0]}" if bad else ""))
         check(section, "only the dead instance's sources fetched again",
               refetched_sources <= victim_paths,
               f"{len(refetched_sources)} sources fetched again of its {len(victim_sources)} "
               f"(of {len(sources)}; {len(victim_sources) / len(sources):.0%} share)")
         check(section, "the other instances' requests stay hits", not survivors_misses,
               f"{len(survivors_misses)} misses among requests for their sources")
-        cluster.restart(victim)
+        ready = cluster.restart(victim)
+        event = next((m.group(1).split(": ", 1)[-1] for m in (re.search(r'event=disk-cache msg="([^"]*)"', line)
+                                           for line in open(cluster.restart_log(victim))) if m), "")
+        check(section, "restarted on its port and its disk folder: /readyz 200 within 5 s", ready <= 5,
+              f"{ready:.2f} s from its start; log: {event or 'no disk-cache event'}")
+        # Its share, asked of it directly before anything else reaches it: from its folder.
+        again = answers(victim_port, victim_items)
+        after_restart = origin.fetches()
+        check(section, "after the restart its share answers 200", all(a[0] == 200 for a in again.values()),
+              f"{sum(a[0] == 200 for a in again.values())}/{len(again)}")
+        outcomes = collections.Counter(a[1] for a in again.values())
+        check(section, "each variant's first request after the restart is X-Cache: disk",
+              outcomes == {"disk": len(again)}, dict(outcomes))
+        same = sum(again[k][2:] == served[k][2:] and served[k][0] == 200 for k in again)
+        check(section, "the same ETag and bytes as before the kill", same == len(again), f"{same}/{len(again)}")
+        kill_fetches = sum((at_kill - start)[p] for p in victim_paths)
+        outage_fetches = sum((after_outage - at_kill)[p] for p in victim_paths)
+        new_fetches = after_restart - after_outage
+        check(section, "no origin fetch for its sources after the restart",
+              not any(new_fetches[p] for p in victim_paths),
+              f"its {len(victim_sources)} sources: {kill_fetches} fetches before the kill, {outage_fetches} by "
+              f"the others during the outage, {sum(new_fetches[p] for p in victim_paths)} after the restart "
+              f"({sum(new_fetches.values())} origin requests in all)")
         # The balancer takes it back: nginx after fail_timeout (5 s), HAProxy after 2 good checks.
         time.sleep(6)
-        run_pass(cluster.port, [(u, w) for u in sorted(victim_sources) for w in WIDTHS[:1]])
-        back = entries(cluster.instances[victim][0], "original")
-        check(section, "restarted on its port, its share of sources returns to it",
-              back == len(victim_sources), f"{back} of its {len(victim_sources)} sources on it again")
-        return len(refetched_sources), len(victim_sources)
+        answered_before = thumb_requests(victim_port)
+        back = run_pass(cluster.port, victim_items)
+        answered = thumb_requests(victim_port) - answered_before
+        hits = sum(r[3] == "hit" for r in back)
+        check(section, "restarted, its share returns to it through the balancer (all hits)",
+              answered == len(victim_items) and hits == len(back),
+              f"it answered {answered:.0f} of the {len(victim_items)} requests for its sources, {hits} hits")
+        return {"refetched": len(refetched_sources), "share": len(victim_sources), "ready": ready,
+                "fetches": (kill_fetches, outage_fetches, sum(new_fetches[p] for p in victim_paths)),
+                "disk": dict(outcomes), "event": event}
     finally:
         cluster.stop()
 
@@ -507,8 +604,9 @@ def main():
     p.add_argument("--balancer", choices=["nginx", "haproxy"], required=True)
     p.add_argument("--thumbd", required=True)
     p.add_argument("--out")
-    p.add_argument("--only", choices=["placement", "capacity", "failure", "admin"],
-                   help="one section (capacity needs placement's figures: it runs both)")
+    p.add_argument("--only", choices=["placement", "capacity", "failure", "disk", "admin"],
+                   help="one section (capacity needs placement's figures: it runs both; disk is failure's "
+                        "kill and restart on the disk folder)")
     a = p.parse_args()
     work = tempfile.mkdtemp(prefix=f"thumbd-cluster-test-{a.balancer}.")
     os.chmod(work, 0o755)  # the origin's nginx workers (nobody) read the files made here
@@ -521,7 +619,7 @@ def main():
             figures["placement"] = per_instance
         if wanted("capacity"):
             figures["capacity"] = capacity(a.balancer, origin, work, a.thumbd, variant_bytes, corpus_bytes, largest)
-        if wanted("failure"):
+        if wanted("failure") or a.only == "disk":
             figures["failure"] = failure(a.balancer, origin, work, a.thumbd)
         if wanted("admin"):
             admin_and_formats(a.balancer, origin, work, a.thumbd)
