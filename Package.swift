@@ -49,12 +49,12 @@ let package = Package(
         .target(name: "DiskCache", dependencies: ["Primitives", "Crypto"]),
 
         // Request model, keys, cache, coalescing, workers, policy. No HTTP, no C.
-        .target(name: "ThumbnailCore", dependencies: ["Primitives"]),
+        .target(name: "ThumbnailCore", dependencies: ["Primitives", "DiskCache"]),
 
         // Configuration, routes, adapters, error mapping, logging.
         .target(
             name: "ThumbnailService",
-            dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer", "Crypto", "Primitives"]),
+            dependencies: ["ThumbnailCore", "Vips", "Curl", "HTTPServer", "Crypto", "DiskCache", "Primitives"]),
 
         .executableTarget(name: "thumbd", dependencies: ["ThumbnailService"]),
 

@@ -109,6 +109,12 @@ public final class DiskStore: Sendable {
         index.withLock { $0.releaseAll() }
     }
 
+    /// Lets another store open the folder while this object still exists: for a host that has
+    /// stopped using it (its last write done) and may start a new store on the same folder in the
+    /// same process — the service stopping, then started again by a test. Nothing may use this
+    /// store afterwards. (A process that ends releases the lock by itself.)
+    public func releaseLock() { lock.release() }
+
     /// The counters now.
     public var metrics: DiskStoreMetrics { index.withLock { $0.snapshot } }
 

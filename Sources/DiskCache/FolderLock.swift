@@ -49,6 +49,9 @@ struct FolderLock: Sendable {
     /// The process holding a `flock` on `file`, from `/proc/locks` (lines such as
     /// `1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF`, the device as hex major:minor); nil when
     /// it cannot be told. Not the pid written in the file: the holder may not be a store.
+    /// Lets the folder go before the descriptor closes (see `DiskStore.releaseLock`).
+    func release() { _ = flock(file.rawValue, LOCK_UN) }
+
     static func holder(of file: FileDescriptor) -> Int32? {
         guard let status = try? FileCalls.status(of: file) else { return nil }
         let device = UInt64(status.st_dev)

@@ -12,6 +12,8 @@ public struct PipelineMetrics: Sendable, Equatable {
     /// Requests answered with a stale entry (while it was revalidated, or because revalidation
     /// failed).
     public var servedStale = 0
+    /// The disk tier's counters; nil without one.
+    public var disk: DiskTierMetrics?
     /// Decode and encode times by format (see `RenderTimings`).
     public var renderTimings = RenderTimings.Snapshot()
     /// Source fetch times, from the request going out to its answer (revalidations included).

@@ -25,6 +25,19 @@ extension ThumbnailPipeline {
             slot?.release()
             return
         }
+        // Written to disk before (a restart since, or evicted from memory): no fetch.
+        let onDisk = readOriginal(source) { [self] original in
+            guard let original else { return fetchOriginal(source, slot: slot, priority: priority) }
+            slot?.release()
+            sourceFetches.complete(key, with: .success(original))
+        }
+        if !onDisk { fetchOriginal(source, slot: slot, priority: priority) }
+    }
+
+    /// The fetch job of `source`'s original (begun by `loadOriginal`): fetched, stored, handed to
+    /// every waiter.
+    private func fetchOriginal(_ source: SourceURL, slot: OriginSlots.Slot?, priority: WorkerPool.Priority) {
+        let key = CacheKey.original(source)
         counters.withLock { $0.fetches.started += 1 }
         fetchWithinOriginLimit(source, revalidating: nil, slot: slot, priority: priority) { [self] answer in
             let result = fetchedOriginal(answer, of: source)

@@ -68,7 +68,9 @@ extension ThumbnailPipeline {
     /// would.
     private func makeFromOriginal(_ source: SourceURL, _ product: Product, _ key: CacheKey, ticket: WorkerPool.Ticket) {
         let originalKey = CacheKey.original(source)
-        guard cache.peek(originalKey) == nil, !sourceFetches.isInFlight(originalKey) else {
+        // A fetch slot only for a fetch: not when the original is cached, on its way, or on disk.
+        guard cache.peek(originalKey) == nil, !sourceFetches.isInFlight(originalKey), disk?.mayHave(originalKey) != true
+        else {
             return loadOriginalAndRender(source, product, key, ticket: ticket, slot: nil)
         }
         if let slot = originSlots.tryAcquire(source.origin) {
@@ -173,6 +175,7 @@ extension ThumbnailPipeline {
         failures.remember(error, of: source)
         cache.removeValue(forKey: .original(source))
         cache.removeValue(forKey: .decoded(source))
+        disk?.remove(.original(source))
     }
 
     /// Hands a job's result to its waiters, giving up on the source first if the work itself

@@ -3,8 +3,10 @@
 extension ThumbnailPipeline {
     /// What a revalidation found.
     enum Revalidation: Sendable {
-        /// Unchanged: the same freshness record now runs later, for everything made from it.
-        case renewed
+        /// Unchanged: the same freshness record now runs later, for everything made from it — and
+        /// to `until`, any other record of the same validators (entries read from disk before
+        /// their source had one record in memory).
+        case renewed(until: ContinuousClock.Instant, validators: SourceValidators)
         /// Changed (or not to be kept): the old original and everything made from it are gone.
         case replaced
     }
@@ -26,7 +28,8 @@ extension ThumbnailPipeline {
         if onlyIfCached { return completion(.failure(ThumbnailError(.notCached)), .miss) }
         revalidate(source, cached.freshness) { [self] result in
             switch result {
-            case .success(.renewed):
+            case .success(.renewed(let until, let validators)):
+                if cached.freshness.validators == validators { cached.freshness.renew(until: until) }
                 completion(.success(renewPromise(cached, key, at: now())), .revalidated)
             case .success(.replaced):
                 // Everything made from the old bytes is gone: make it again from the new ones.
@@ -114,8 +117,7 @@ extension ThumbnailPipeline {
                 replace(source, with: nil)
                 return .success(.replaced)
             }
-            freshness.renew(until: now.advanced(by: policy.lifetime(directives)))
-            return .success(.renewed)
+            return renewed(source, freshness, until: now.advanced(by: policy.lifetime(directives)))
         case .success(.modified(let bytes, let directives)):
             failures.forget(source)
             let key = CacheKey.original(source)
@@ -124,8 +126,7 @@ extension ThumbnailPipeline {
                 Self.same(old, bytes)
             {
                 counters.withLock { $0.fetches.notModified += 1 }
-                freshness.renew(until: now.advanced(by: policy.lifetime(directives)))
-                return .success(.renewed)
+                return renewed(source, freshness, until: now.advanced(by: policy.lifetime(directives)))
             }
             counters.withLock {
                 $0.fetches.changed += 1
@@ -143,6 +144,15 @@ extension ThumbnailPipeline {
             if !Self.isTransient(error) { replace(source, with: nil) }
             return .failure(error)
         }
+    }
+
+    /// The source has not changed: its record (and its disk entries) fresh until `until`.
+    private func renewed(
+        _ source: SourceURL, _ freshness: SourceFreshness, until: ContinuousClock.Instant
+    ) -> Result<Revalidation, ThumbnailError> {
+        freshness.renew(until: until)
+        renewOnDisk(source, freshness)
+        return .success(.renewed(until: freshness.freshUntil, validators: freshness.validators))
     }
 
     /// Failures that say nothing about the source itself (the origin or the way to it is down,

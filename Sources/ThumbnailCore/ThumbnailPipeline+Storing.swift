@@ -14,7 +14,10 @@ extension ThumbnailPipeline {
         result.map { image in
             let variant = variant(image, Variant.fingerprint(of: image.bytes), freshness, at: now())
             if freshness.isStorable {
-                variantJobs.storeUnlessStale(key) { cache.insert(.variant(variant), forKey: key) }
+                variantJobs.storeUnlessStale(key) {
+                    cache.insert(.variant(variant), forKey: key)
+                    writeVariant(variant, key)
+                }
             }
             return variant
         }
@@ -74,19 +77,25 @@ extension ThumbnailPipeline {
         let key = CacheKey.original(source)
         sourceFetches.storeUnlessStale(key) {
             cache.insert(.original(original.bytes, original.freshness), forKey: key)
+            writeOriginal(original, of: source)
         }
     }
 
     /// Drops the source's original and everything made from it, and keeps work in progress for
-    /// it from putting any of it back (as a purge does); then stores `original`, if any. Skipped
-    /// when a purge came first during the revalidation. Takes the locks in `purge`'s order.
+    /// it from putting any of it back (as a purge does), on disk too; then stores `original`, if
+    /// any. Skipped when a purge came first during the revalidation. Takes the locks in `purge`'s
+    /// order.
     func replace(_ source: SourceURL, with original: Original?) {
         revalidations.storeUnlessStale(.original(source)) {
             variantJobs.markStale(source: source) {
                 sourceFetches.markStale(source: source) {
-                    cache.removeAll(of: source)
-                    if let original {
-                        cache.insert(.original(original.bytes, original.freshness), forKey: .original(source))
+                    diskReads.markStale(source: source) {
+                        disk?.purge(source)
+                        cache.removeAll(of: source)
+                        if let original {
+                            cache.insert(.original(original.bytes, original.freshness), forKey: .original(source))
+                            writeOriginal(original, of: source)
+                        }
                     }
                 }
             }

@@ -1,3 +1,4 @@
+public import DiskCache
 internal import Primitives
 
 /// The thumbnail pipeline: cache → coalescing → fetch (coalesced per source) → bounded workers
@@ -17,7 +18,8 @@ internal import Primitives
 /// - `ThumbnailPipeline+Making.swift`: one job per variant on the worker pool, charged its memory
 ///   estimate, and the answer when the pool gives a job up;
 /// - `ThumbnailPipeline+Storing.swift`: variants with their prepared answer and its promise,
-///   decoded copies and originals, kept only when no purge came in between.
+///   decoded copies and originals, kept only when no purge came in between;
+/// - `ThumbnailPipeline+Disk.swift`: the disk tier behind the memory cache, when there is one.
 public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: PreparedAnswer>: Sendable {
     public typealias Entry = CacheEntry<Imaging.Decoded, Prepared>
     public typealias Variant = CachedVariant<Prepared>
@@ -37,6 +39,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         case stale
         /// The entry was stale; its origin said it had not changed, so it was renewed and served.
         case revalidated
+        /// Not in memory: read from the disk tier (and in memory from now on).
+        case disk
     }
 
     public struct Limits: Sendable {
@@ -90,6 +94,14 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     let fetcher: any ImageFetching
     let renderer: ThumbnailRenderer<Imaging>
     let prepare: @Sendable (EncodedImage, UInt64, Duration) -> Prepared
+    /// The disk tier behind the cache, when the service has a folder.
+    let disk: DiskTier?
+    /// One read of a variant from disk at a time, however many requests miss it in memory.
+    let diskReads = CoalescedWork<Variant>()
+    /// The settings that decide whether an animated source stays animated (frames, pixels, work
+    /// budget): recorded with each variant written to disk, and a variant whose content depends on
+    /// them is not served from disk under other ones (`DiskRecord`).
+    let animationTag: String
     let failures: FailedFetches
     /// Fetch slots per origin (`Limits.maxFetchesPerOrigin`).
     let originSlots: OriginSlots
@@ -118,13 +130,14 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     /// Source fetch times, from the request going out to its answer (revalidations included).
     let fetchDurations = DurationHistogram(bounds: DurationHistogram.workBounds)
 
+    /// `disk`, when given, is the tier behind the memory cache (the pipeline stops it in `stop`).
     /// `prepare` runs once per stored variant (on the worker that made it), and again when a
     /// variant's promise must shrink or a stale one is served; its `Duration` is the lifetime the
     /// prepared answer may promise downstream (whole seconds, zero for a stale or unkept variant).
     /// `now` is the clock freshness and remembered failures run by (tests move it).
     public init(
         cache: any ImageCaching<Entry>, workers: WorkerPool, fetcher: any ImageFetching, imaging: Imaging,
-        limits: Limits, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        limits: Limits, disk: DiskTier? = nil, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
         prepare: @escaping @Sendable (EncodedImage, UInt64, Duration) -> Prepared
     ) {
         self.failures = FailedFetches(ttl: limits.errorTTL, now: now)
@@ -141,6 +154,8 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             imaging: imaging, maxSourcePixels: limits.maxSourcePixels, maxFrames: limits.maxFrames,
             maxAnimationMemory: workers.workBudget, timings: renderTimings)
         self.prepare = prepare
+        self.disk = disk
+        self.animationTag = "frames:\(limits.maxFrames),pixels:\(limits.maxSourcePixels),work:\(workers.workBudget)"
     }
 
     /// Every counter, as one value.
@@ -153,6 +168,7 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
         metrics.servedStale = stale
         metrics.renderTimings = renderTimings.snapshot
         metrics.fetchDurations = fetchDurations.snapshot()
+        metrics.disk = disk?.metrics
         return metrics
     }
 
@@ -233,6 +249,20 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
             }
             return
         }
+        let onDisk = answerFromDisk(key) { [self] in
+            answerMiss(source, product, key, priority: priority, onlyIfCached: onlyIfCached, completion)
+        } found: { [self] variant in
+            answerRead(variant, source, product, key, priority: priority, onlyIfCached: onlyIfCached, completion)
+        }
+        if !onDisk { answerMiss(source, product, key, priority: priority, onlyIfCached: onlyIfCached, completion) }
+    }
+
+    /// Neither memory nor disk has the product: made now, unless the request only wants what is cached
+    /// or the source's origin failed a moment ago.
+    private func answerMiss(
+        _ source: SourceURL, _ product: Product, _ key: CacheKey, priority: WorkerPool.Priority, onlyIfCached: Bool,
+        _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
+    ) {
         if onlyIfCached {
             completion(.failure(ThumbnailError(.notCached)), .miss)
             return
@@ -271,18 +301,58 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     }
 
     /// Removes the source's original, decoded copy, every variant and its info document, and keeps work already in
-    /// progress for it from putting any of them back (it still answers its own waiters).
+    /// progress for it from putting any of them back (it still answers its own waiters). On disk too:
+    /// no read answers from the source's entries from now on; the files go soon after, on the disk
+    /// tier's writer thread.
     @discardableResult
     public func purge(_ source: SourceURL) -> CacheRemoval {
+        // The disk first: a read that begins once the memory is clear must find nothing there.
+        disk?.purge(source)
+        return purgeMemory(source)
+    }
+
+    /// `purge`, answering once the disk's files are gone too (at once without a disk tier, whose
+    /// removal is then nil): what the admin route reports.
+    public func purge(_ source: SourceURL, completion: @escaping @Sendable (CacheRemoval, DiskRemoval?) -> Void) {
+        guard let disk else { return completion(purgeMemory(source), nil) }
+        let parts = Locked<(memory: CacheRemoval?, disk: DiskRemoval?)>((nil, nil))
+        disk.purge(source) { removed in
+            if let memory = parts.withLock({ parts in
+                parts.disk = removed
+                return parts.memory
+            }) {
+                completion(memory, removed)
+            }
+        }
+        let memory = purgeMemory(source)
+        if let removed = parts.withLock({ parts in
+            parts.memory = memory
+            return parts.disk
+        }) {
+            completion(memory, removed)
+        }
+    }
+
+    private func purgeMemory(_ source: SourceURL) -> CacheRemoval {
         failures.forget(source)
-        // Lock order, here and in `replace` (+Storing): revalidations, variant jobs, source fetches, cache.
+        // Lock order, here and in `replace` (+Storing): revalidations, variant jobs, source fetches,
+        // disk reads, cache.
         return revalidations.markStale(source: source) {
             variantJobs.markStale(source: source) {
-                sourceFetches.markStale(source: source) { cache.removeAll(of: source) }
+                sourceFetches.markStale(source: source) {
+                    diskReads.markStale(source: source) { cache.removeAll(of: source) }
+                }
             }
         }
     }
 
-    /// Lets the workers finish what is queued, then end; new work is refused.
-    public func stop() { workers.stop() }
+    /// Whether purges also clear a disk tier.
+    public var hasDiskTier: Bool { disk != nil }
+
+    /// Lets the workers finish what is queued, then end; new work is refused. Then the disk tier
+    /// writes what it has queued (for a few seconds at most) and stops.
+    public func stop() {
+        workers.stop()
+        disk?.stop()
+    }
 }

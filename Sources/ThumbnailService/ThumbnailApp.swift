@@ -26,12 +26,13 @@ public final class ThumbnailApp: Sendable {
     /// Builds everything; nothing listens until `start()`.
     /// `now` (Unix seconds) is the wall clock signed URLs' `exp` and origins' `Expires` are read
     /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both,
-    /// and `logSink` to read the log (nil: standard error).
+    /// and `logSink` to read the log (nil: standard error). Throws when the disk tier's folder
+    /// (`--disk-cache-dir`) cannot be used (`DiskStoreError`, whose text names it and why).
     public init(
         configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logSink: LogSink? = nil
-    ) {
+    ) throws {
         self.configuration = configuration
         let log = RequestLog(
             enabled: configuration.logging.requests, format: configuration.logging.format, sink: logSink)
@@ -46,6 +47,7 @@ public final class ThumbnailApp: Sendable {
                 breakerCoolDown: configuration.fetch.breakerCoolDown), now: now, clock: clock,
             log: { log.event($0) })
         let freshness = configuration.freshness
+        let disk = try Self.openDiskTier(configuration, log: log)
         let pipeline = Pipeline(
             cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
             workers: WorkerPool(
@@ -63,7 +65,7 @@ public final class ThumbnailApp: Sendable {
                 maxFetchesPerOrigin: configuration.fetch.maxFetchesPerHost, fetchTimeout: configuration.fetch.timeout,
                 // A fetch may grow to --max-source-bytes: that is what it reserves until it knows.
                 fetchReservation: configuration.fetch.maxSourceBytes, maxFrames: configuration.processing.maxFrames),
-            now: clock
+            disk: disk, now: clock
         ) { image, fingerprint, lifetime in
             // The pipeline promises no more than the original's remaining freshness (capped by --cache-max-age).
             HitResponses(image, fingerprint: fingerprint, cacheControl: "public, max-age=\(lifetime.wholeSeconds)")

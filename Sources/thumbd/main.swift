@@ -15,7 +15,13 @@ case .success(.sign(let signed)):
     print(signed)
 case .success(.run(let configuration)):
     MallocTrim.start(every: configuration.processing.mallocTrimInterval)
-    let app = ThumbnailApp(configuration: configuration)
+    let app: ThumbnailApp
+    do {
+        app = try ThumbnailApp(configuration: configuration)
+    } catch {
+        FileHandle.standardError.write(Data("thumbd: \(error)\n".utf8))
+        exit(2)
+    }
     do {
         try app.start()
     } catch {

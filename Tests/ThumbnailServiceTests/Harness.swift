@@ -45,7 +45,7 @@ final class Harness: Sendable {
         configure(&configuration)
         let clock = clock
         let monotonic = monotonic
-        app = ThumbnailApp(
+        app = try ThumbnailApp(
             configuration: configuration, now: { clock.now }, clock: { monotonic.now }, logSink: log?.sink)
         // `start` false: listening, `/readyz` still "starting", until the test calls `announceReady()`.
         if start { try app.start() } else { try app.listen() }

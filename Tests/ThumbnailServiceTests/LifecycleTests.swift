@@ -16,7 +16,7 @@ import Testing
         // however busy other tests keep the pool: shutdown ends when the request does, not later.
         configuration.server.shutdownGrace = .seconds(300)
         configuration.fetch.timeout = .seconds(300)
-        let app = ThumbnailApp(configuration: configuration)
+        let app = try ThumbnailApp(configuration: configuration)
         try app.start()
         let port = app.port
         let target = "/thumb?url=\(Harness.encode(origin.url("/slow.jpg")))&w=100"
@@ -46,7 +46,7 @@ import Testing
         // The fetch must still hang when the grace ends, however long this task waits for its turns
         // on the cooperative pool before it starts the shutdown.
         configuration.fetch.timeout = .seconds(300)
-        let app = ThumbnailApp(configuration: configuration)
+        let app = try ThumbnailApp(configuration: configuration)
         try app.start()
         async let waiting = TestHTTPClient.request(
             port: app.port, target: "/thumb?url=\(Harness.encode(origin.url("/hang")))&w=10")

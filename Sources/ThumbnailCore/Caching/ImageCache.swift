@@ -173,6 +173,15 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         return charged
     }
 
+    public func firstValue<T>(of source: SourceURL, _ pick: (Value) -> T?) -> T? {
+        state.withLock { state in
+            for key in state.bySource[source] ?? [] {
+                if let node = state.nodes[key], let picked = pick(Self.value(of: node)) { return picked }
+            }
+            return nil
+        }
+    }
+
     @discardableResult
     public func removeAll(of source: SourceURL) -> CacheRemoval {
         let removed = state.withLock { state -> [CacheNode] in

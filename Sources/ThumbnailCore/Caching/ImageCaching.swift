@@ -23,6 +23,9 @@ public protocol ImageCaching<Value>: Sendable {
     /// included; true when the entry is still cached after it. A replaced value's growth leaves
     /// with it. `isCurrent` runs under the cache's lock.
     @discardableResult func charge(_ bytes: Int, growthOf key: CacheKey, where isCurrent: (Value) -> Bool) -> Bool
+    /// The first value of `source`'s entries (any kind, no order promised) that `pick` makes
+    /// something of, without counting or reordering. `pick` runs under the cache's lock.
+    func firstValue<T>(of source: SourceURL, _ pick: (Value) -> T?) -> T?
     /// Removes every entry of `source` (its original, decoded copy and all variants); returns
     /// how many and their cost.
     @discardableResult func removeAll(of source: SourceURL) -> CacheRemoval

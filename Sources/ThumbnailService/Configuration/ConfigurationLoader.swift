@@ -36,6 +36,18 @@ extension ServiceConfiguration {
             "cache-bytes", \.cache.bytes, 0...(1 << 40),
             "Memory budget for cached originals, decoded copies and thumbnails",
             derivedDefault: "¼ of the cgroup or machine memory limit (the lower), between 64M and 4G"),
+        .init(
+            name: "disk-cache-dir", kind: .value("DIR"),
+            help:
+                "Folder of the disk tier: originals, thumbnails and info documents kept across restarts (made if missing, one thumbd per folder); empty: no disk tier",
+            defaultText: { $0.cache.diskDirectory }
+        ) { config, text in
+            config.cache.diskDirectory = text
+            return nil
+        },
+        .bytes(
+            "disk-cache-bytes", \.cache.diskBytes, (1 << 20)...(1 << 50),
+            "Most the disk tier's folder holds (least recently used entries go first)"),
         .bytes(
             "work-bytes", \.processing.workBytes, (1 << 20)...(1 << 40),
             "Memory budget for work in progress: fetched originals and decodes (estimated from the header)",

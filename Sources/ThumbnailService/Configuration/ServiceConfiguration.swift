@@ -136,6 +136,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var bytes = MemoryLimit.defaultCacheBytes()
         /// `Cache-Control: public, max-age=` of thumbnails (whole seconds).
         public var maxAge: Duration = .seconds(86_400)
+        /// A folder for the disk tier, which keeps originals, thumbnails and info documents across
+        /// restarts; empty: no disk tier. Made if missing; one thumbd per folder (a lock).
+        public var diskDirectory = ""
+        /// The most the disk tier's folder holds (files rounded up to the filesystem's block);
+        /// least recently used entries go first.
+        public var diskBytes = 1 << 30
     }
 
     /// How long cached originals (and everything made from them) stay fresh, and how long a stale

@@ -1,10 +1,14 @@
+import DiskCache
 import ThumbnailCore
 
 /// The admin endpoints' JSON bodies.
 enum AdminJSON {
-    /// `{"removed":{"entries":N,"bytes":B}}`
-    static func removal(_ removal: CacheRemoval) -> String {
-        "{\"removed\":{\"entries\":\(removal.entries),\"bytes\":\(removal.bytes)}}"
+    /// `{"removed":{"entries":N,"bytes":B}}`, with `"disk":{"entries":N,"bytes":B}` when there is
+    /// a disk tier (its bytes in filesystem blocks).
+    static func removal(_ removal: CacheRemoval, disk: DiskRemoval? = nil) -> String {
+        let memory = "\"removed\":{\"entries\":\(removal.entries),\"bytes\":\(removal.bytes)}"
+        guard let disk else { return "{\(memory)}" }
+        return "{\(memory),\"disk\":{\"entries\":\(disk.entries),\"bytes\":\(disk.bytes)}}"
     }
 
     /// The cache's counters: the totals, the budget, and each kind.

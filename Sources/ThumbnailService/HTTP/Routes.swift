@@ -308,8 +308,9 @@ final class Routes: Sendable {
         }
         let source: SourceURL
         do { source = try SourceURL(parsing: text) } catch { return fail(exchange, error) }
-        let removed = pipeline.purge(source)
-        json(exchange, 200, AdminJSON.removal(removed))
+        // Answered once the disk's files are gone too (on the disk writer's thread), so that a
+        // 200 means the source cannot be served from anywhere here.
+        pipeline.purge(source) { [self] memory, disk in json(exchange, 200, AdminJSON.removal(memory, disk: disk)) }
     }
 
     private func json(_ exchange: Exchange, _ status: Int, _ body: String) {

@@ -1,3 +1,4 @@
+import DiskCache
 import ThumbnailCore
 import Vips
 
@@ -32,6 +33,7 @@ final class MetricsPage: Sendable {
         renderBuild(into: &out)
         renderHTTP(requests, into: &out)
         renderCache(metrics.cache, into: &out)
+        if let disk = metrics.disk { renderDisk(disk, into: &out) }
         renderWorkers(metrics, configuration: configuration, into: &out)
         renderSources(metrics, into: &out)
         renderRenders(metrics, into: &out)
@@ -60,6 +62,56 @@ final class MetricsPage: Sendable {
         out.counter(
             "thumbd_signature_failures_total", "Requests refused for a missing, wrong or expired URL signature.",
             requests.signatureFailureCounts.map { ([("reason", $0.reason)], $0.count) })
+    }
+
+    /// The disk tier (`--disk-cache-dir`), when there is one: what its folder holds, what it served
+    /// and wrote, and whether writes are stopped after a disk fault.
+    private static func renderDisk(_ disk: DiskTierMetrics, into out: inout PrometheusText) {
+        let store = disk.store
+        out.gauge("thumbd_disk_cache_budget_bytes", "The disk tier's budget (--disk-cache-bytes).", store.budgetBytes)
+        out.gauge(
+            "thumbd_disk_cache_bytes",
+            "What the disk tier's files take, in filesystem blocks (writes in progress included).",
+            store.bytes)
+        out.gauge("thumbd_disk_cache_entries", "Entries in the disk tier.", store.entries)
+        out.counter(
+            "thumbd_disk_cache_hits_total", "Entries read back whole and checked (length and checksums).", store.hits)
+        out.counter(
+            "thumbd_disk_cache_misses_total", "Disk reads that found nothing usable (corrupt files included).",
+            store.misses)
+        out.counter(
+            "thumbd_disk_cache_served_total", "Memory misses answered from the disk tier (no origin fetch).",
+            disk.served)
+        out.counter(
+            "thumbd_disk_cache_unusable_total",
+            "Entries read back that could not be used (another version of their source, other animation limits): removed.",
+            disk.unusable)
+        out.counter(
+            "thumbd_disk_cache_writes_total", "Entries written (new, and rewritten by a renewal).", store.writes)
+        out.counter(
+            "thumbd_disk_cache_write_failures_total", "Writes that failed (a disk fault, a full disk).",
+            store.writeFailures)
+        out.gauge(
+            "thumbd_disk_cache_writes_disabled",
+            "1 while writes are stopped after a disk fault (full, failing, read-only); reads go on.",
+            store.writesDisabled ? 1 : 0)
+        out.counter(
+            "thumbd_disk_cache_corrupt_dropped_total",
+            "Files found cut short, empty or with a bad checksum: deleted, never served.", store.corruptDropped)
+        out.counter(
+            "thumbd_disk_cache_evictions_total", "Entries removed to stay within the budget (least recently used).",
+            store.evictions)
+        out.counter("thumbd_disk_cache_removals_total", "Entries removed by purges and revalidations.", store.removals)
+        out.counter(
+            "thumbd_disk_cache_rejected_total", "Writes refused before writing (too large, busy, writes stopped).",
+            store.rejected)
+        out.gauge("thumbd_disk_cache_write_queue", "Writes waiting for the disk writer thread.", disk.writeQueue)
+        out.counter(
+            "thumbd_disk_cache_write_queue_dropped_total", "Writes dropped because the write queue was full.",
+            disk.writesDropped)
+        out.counter(
+            "thumbd_disk_cache_read_queue_full_total",
+            "Memory misses that skipped the disk because its read queue was full.", disk.readQueueFull)
     }
 
     /// The cache, by kind: its budget, what it holds, hits, misses, evictions and refusals.

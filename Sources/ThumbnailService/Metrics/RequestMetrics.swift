@@ -19,7 +19,7 @@ final class RequestMetrics: Sendable {
     ]
     /// Cache outcomes as the pipeline names them (`Pipeline.Outcome`), and "none" for answers that
     /// involve no cache (errors before a lookup, the other routes).
-    static let outcomes = ["hit", "miss", "coalesced", "negative", "stale", "revalidated", "none"]
+    static let outcomes = ["hit", "miss", "coalesced", "negative", "stale", "revalidated", "disk", "none"]
     static let signatureReasons = ["invalid", "expired"]
 
     static let thumbRoute = routes.firstIndex(of: "/thumb")!
