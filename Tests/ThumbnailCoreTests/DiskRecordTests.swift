@@ -3,7 +3,7 @@ import Testing
 @testable import ThumbnailCore
 
 /// What a disk entry says about its body (`DiskRecord`): written by this process, read by the next
-/// one, and — since anything in the folder may have been changed by a crash or by hand — parsed
+/// one, and — since anything in the folder may have been changed by a crash or by hand — read
 /// defensively: anything not exactly a record of this version is nil (the entry is then removed).
 @Suite struct DiskRecordTests {
     static let image = EncodedImage(
@@ -16,18 +16,22 @@ import Testing
         #expect(read == record)
         #expect(read.format == .webp && read.width == 300 && read.height == 200 && read.frames == 12)
         #expect(read.fingerprint == 0xDEAD_BEEF_0123_4567)
+        #expect(read.animationTag == "frames:256")
         #expect(read.dependsOnAnimationLimits)
     }
 
     @Test func aStillMadeByALimitAndAnInfoDocumentRoundTrip() throws {
-        var still = Self.image
-        still.frames = 1
-        still.firstFrameOnly = .maxFrames
-        let record = DiskRecord(still, fingerprint: 1, kind: .variant, animationTag: "t")
-        #expect(DiskRecord(decoding: record.encoded) == record)
-        #expect(record.dependsOnAnimationLimits)
-
-        let document = EncodedImage(document: ImageBytes([0x7B]), mediaType: "application/json", width: 10, height: 20)
+        for format in OutputFormat.allCases {
+            var still = Self.image
+            still.format = format
+            still.frames = 1
+            still.firstFrameOnly = .workBytes
+            let record = DiskRecord(still, fingerprint: 1, kind: .variant, animationTag: "t")
+            #expect(DiskRecord(decoding: record.encoded) == record)
+            #expect(record.dependsOnAnimationLimits)
+        }
+        let document = EncodedImage(
+            document: ImageBytes([0x7B]), mediaType: "application/json", width: 10, height: 20)
         let info = DiskRecord(document, fingerprint: 2, kind: .info, animationTag: "t")
         let read = try #require(DiskRecord(decoding: info.encoded))
         #expect(read.kind == .info && read.format == nil && !read.dependsOnAnimationLimits)
@@ -35,18 +39,30 @@ import Testing
     }
 
     @Test func anythingElseIsNotARecord() {
-        let valid = String(
-            decoding: DiskRecord(Self.image, fingerprint: 7, kind: .variant, animationTag: "").encoded, as: UTF8.self)
-        let broken = [
-            "", "v2;k=variant", "v1", "v1;k=nothing", "v1;k=variant;f=webp;w=0;h=1;n=1;ff=;fp=1;t=",
-            "v1;k=variant;f=bmp;w=1;h=1;n=1;ff=;fp=1;t=", "v1;k=variant;f=;w=1;h=1;n=1;ff=;fp=1;t=",
-            "v1;k=info;f=png;w=1;h=1;n=1;ff=;fp=1;t=", "v1;k=variant;f=png;w=1;h=1;n=0;ff=;fp=1;t=",
-            "v1;k=variant;f=png;w=1;h=1;n=1;ff=max-everything;fp=1;t=", "v1;k=variant;f=png;w=1;h=1;n=1;ff=;fp=zz;t=",
-            "v1;k=variant;f=png;w=x;h=1;n=1;ff=;fp=1;t=", "v1;k=variant;noequals",
-            valid.replacingOccurrences(of: "w=300", with: "w=-3"),
+        let valid = DiskRecord(Self.image, fingerprint: 7, kind: .variant, animationTag: "")
+        func changed(_ offset: Int, _ value: UInt8) -> [UInt8] {
+            var bytes = valid.encoded
+            bytes[offset] = value
+            return bytes
+        }
+        let broken: [[UInt8]] = [
+            [], [2], Array(valid.encoded.prefix(23)),
+            changed(0, 1),  // another version (the text form was "v1…": 0x76)
+            changed(1, 0), changed(1, 9),  // no such kind
+            changed(2, 0),  // a thumbnail without a format
+            changed(2, 6),  // no such format
+            changed(3, 4),  // no such limit
+            changed(12, 0),  // frames 0 (12 fits in the low byte)
+            valid.encoded + [0xFF, 0xFE],  // a tag that is not UTF-8
+            Array("v1;k=variant;f=webp;w=300;h=200;n=1;ff=;fp=1;t=".utf8),
         ]
-        for text in broken { #expect(DiskRecord(decoding: Array(text.utf8)) == nil, "\(text)") }
-        #expect(DiskRecord(decoding: Array(valid.utf8)) != nil)
-        #expect(DiskRecord(decoding: [0xFF, 0xFE, 0x00]) == nil)
+        var widthZero = valid.encoded  // all four bytes: 300's low byte alone zeroed leaves 256
+        widthZero.replaceSubrange(4..<8, with: [0, 0, 0, 0])
+        var info = DiskRecord(Self.image, fingerprint: 7, kind: .info, animationTag: "").encoded
+        info[2] = 1  // an info document with a format
+        for bytes in broken + [widthZero, info] {
+            #expect(DiskRecord(decoding: bytes) == nil, "\(bytes)")
+        }
+        #expect(DiskRecord(decoding: valid.encoded) == valid)
     }
 }

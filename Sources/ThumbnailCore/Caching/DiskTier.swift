@@ -24,6 +24,9 @@ public final class DiskTier: Sendable {
     let limits: Limits
     private let reads: Monitor<ReadQueue>
     private let writes: Monitor<WriteQueue>
+    /// What readers check on every read: a lock of its own, since every use of the write queue's
+    /// `Monitor` wakes the writer thread.
+    private let purges = Locked(PurgeState())
     /// Counters of this tier's own (the store keeps its own).
     private let counters = Locked(DiskTierMetrics())
     private let onEvent: @Sendable (DiskTierEvent) -> Void
@@ -93,7 +96,7 @@ public final class DiskTier: Sendable {
     /// otherwise — then `read` on a reader thread.
     public func readNow(_ key: CacheKey) -> (entry: DiskEntry, generation: UInt64)? {
         let sourceKey = key.source.description
-        let before = writes.withLock { $0.purging[sourceKey] == nil ? $0.purges : nil }
+        let before = purges.withLock { $0.purging[sourceKey] == nil ? $0.begun : nil }
         guard let before, let entry = store.getIfCached(storeKey(key)) else { return nil }
         return (entry, before)
     }
@@ -101,7 +104,7 @@ public final class DiskTier: Sendable {
     /// Whether no purge has begun since `generation` (from `readNow`): asked where what was read is
     /// stored, under the lock a purge clears the memory under, so that a purge that began during
     /// the read cannot be undone by it.
-    public func noPurgeSince(_ generation: UInt64) -> Bool { writes.withLock { $0.purges == generation } }
+    public func noPurgeSince(_ generation: UInt64) -> Bool { purges.withLock { $0.begun == generation } }
 
     private func readLoop() {
         while let job = reads.wait(
@@ -109,7 +112,7 @@ public final class DiskTier: Sendable {
         {
             var entry = store.get(job.key)
             // A purge in progress: its files may not be gone yet, but it must already not be served.
-            if entry != nil, writes.withLock({ $0.purging[job.sourceKey] != nil }) { entry = nil }
+            if entry != nil, purges.withLock({ $0.purging[job.sourceKey] != nil }) { entry = nil }
             job.completion(entry)
         }
     }
@@ -146,11 +149,14 @@ public final class DiskTier: Sendable {
     /// hears what was removed, on the writer thread.
     public func purge(_ source: SourceURL, completion: (@Sendable (DiskRemoval) -> Void)? = nil) {
         let sourceKey = source.description
+        // Marked before anything else: from here on no read answers from the source.
+        purges.withLock { state in
+            state.begun &+= 1
+            state.purging[sourceKey, default: 0] += 1
+        }
         let queued = writes.withLock { queue -> Bool in
             // Stopping: the writer may be gone; removed on this thread instead (below).
             guard !queue.stopping else { return false }
-            queue.purges &+= 1
-            queue.purging[sourceKey, default: 0] += 1
             var kept: [WriteOp] = []
             for op in queue.ops {
                 if case .put(let put) = op, put.sourceKey == sourceKey {
@@ -165,7 +171,17 @@ public final class DiskTier: Sendable {
         }
         if !queued {
             let removed = store.removeAll(sourceKey: sourceKey)
+            endPurge(sourceKey)
             completion?(removed)
+        }
+    }
+
+    /// The files of one purge of `sourceKey` are gone: its mark goes (another purge of the source
+    /// may still hold one).
+    private func endPurge(_ sourceKey: String) {
+        purges.withLock { state in
+            state.purging[sourceKey, default: 1] -= 1
+            if state.purging[sourceKey] == 0 { state.purging[sourceKey] = nil }
         }
     }
 
@@ -197,10 +213,7 @@ public final class DiskTier: Sendable {
                 store.remove(key)
             case .purge(let sourceKey, let completion):
                 let removed = store.removeAll(sourceKey: sourceKey)
-                writes.withLock { queue in
-                    queue.purging[sourceKey, default: 1] -= 1
-                    if queue.purging[sourceKey] == 0 { queue.purging[sourceKey] = nil }
-                }
+                endPurge(sourceKey)
                 completion?(removed)
             }
         }
@@ -295,10 +308,13 @@ private struct WriteQueue {
     /// Queued puts and the bytes they hold (the bound of the queue).
     var puts = 0
     var putBytes = 0
-    /// Sources whose purge is queued or running, with how many: not served from disk meanwhile.
-    var purging: [String: Int] = [:]
-    /// Purges begun so far (`DiskTier.readNow`).
-    var purges: UInt64 = 0
     var stopping = false
     var writerEnded = false
+}
+
+private struct PurgeState {
+    /// Sources whose purge is queued or running, with how many: not served from disk meanwhile.
+    var purging: [String: Int] = [:]
+    /// Purges begun so far (`DiskTier.readNow`, `noPurgeSince`).
+    var begun: UInt64 = 0
 }
