@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds deploy/Dockerfile with podman and checks the image on loopback: thumbnails through the
 # published port from an origin on the host, the non-root user, the health check, the drain
-# (/readyz 503) and a clean exit 0 on SIGTERM; reports build time and image size. Run as root from the repository root or anywhere:
+# (/readyz 503) and a clean exit 0 on SIGTERM, the disk tier on a named volume as
+# docs/operations.md runs it (kept across containers, one thumbd per volume); reports build time
+# and image size. Run as root from the repository root or anywhere:
 #   deploy/test-container.sh
 # DEBIAN_MIRROR=http://… picks the mirror the base image is made from (default: this machine's).
 # No registry is reachable here, so the two base images the Dockerfile names are made locally when
@@ -43,12 +45,14 @@ swift_version=$(swift --version 2>&1 | sed -n 's/.*Swift version \([0-9.]*\).*/\
 
 work=$(mktemp -d /var/tmp/thumbd-container.XXXXXX)
 containers=()
+volume=""
 origin_pid=""
 cleanup() {
   local status=$?
   # A podman command that failed under `set -e` said why in podman.log.
   [ "$status" -eq 0 ] || [ ! -s "$work/podman.log" ] || tail -5 "$work/podman.log" >&2
   for c in "${containers[@]}"; do "${podman[@]}" rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
+  [ -z "$volume" ] || "${podman[@]}" volume rm -f "$volume" >/dev/null 2>&1 || true
   [ -z "$origin_pid" ] || kill "$origin_pid" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -222,11 +226,14 @@ who=$("${podman[@]}" exec "$name" sh -c 'echo "$(id -u) $(id -un):$(id -gn)"')
 [ "${who%% *}" != 0 ] || fail "thumbd runs as root in the container"
 [ "${who#* }" = thumbd:thumbd ] || fail "the image's user and group are not named thumbd: $who"
 
-# Requests through the container. $1: query of /thumb; prints "status content-type x-cache".
+# Requests through the container. $1: query of /thumb, $2: the published port (default $port);
+# prints "status content-type x-cache", leaves the body in $work/body and the headers in $work/head.
 fetch() {
-  curl -s -o "$work/body" -D "$work/head" -w '%{http_code} %{content_type}' "http://127.0.0.1:$port/thumb?$1"
-  printf ' %s\n' "$(tr -d '\r' <"$work/head" | awk -F': ' 'tolower($1) == "x-cache" { print $2 }')"
+  curl -s -o "$work/body" -D "$work/head" -w '%{http_code} %{content_type}' "http://127.0.0.1:${2:-$port}/thumb?$1"
+  printf ' %s\n' "$(header x-cache)"
 }
+# The value of response header $1 (lowercase) in $work/head.
+header() { tr -d '\r' <"$work/head" | awk -F': ' -v h="$1" 'tolower($1) == h { print $2 }'; }
 # Prints WxH of the PNG or JPEG in $1.
 image_size() {
   python3 - "$1" <<'EOF'
@@ -301,4 +308,115 @@ done
 [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$loop_port/livez")" != 200 ] \
   || fail "a thumbd on 127.0.0.1 inside was reachable through the published port: the 0.0.0.0 check proves nothing"
 
-log "PASS: build ${build_seconds} s, image $image $(mib "$image_bytes") (debian:bookworm-slim base $(mib "$base_bytes")), user $user ($who)"
+# The disk tier as docs/operations.md turns it on: `-v VOLUME:/var/cache/thumbd -e
+# THUMBD_DISK_CACHE_DIR=/var/cache/thumbd`, the volume new (made by `run`, as in the recipe). It
+# must take the owner and mode of the image's folder there (uid 10001, 0700), or thumbd, not root,
+# could not write it and would stop at start (exit 2). What one container kept, a new container on
+# the same volume answers from: X-Cache disk, the same bytes and ETag, no request to the origin.
+volume=thumbd-test-cache-$$
+! "${podman[@]}" volume exists "$volume" || fail "volume $volume exists before the test made it"
+disk_run=("${podman[@]}" run "${limits[@]}" "${no_timer[@]}" -v "$volume:/var/cache/thumbd"
+  -e THUMBD_DISK_CACHE_DIR=/var/cache/thumbd -e THUMBD_ALLOW_PRIVATE_SOURCES=true)
+# Starts container $1 on the volume, published on 127.0.0.1:$2; /readyz is 200 once the folder
+# is indexed.
+start_disk() {
+  containers+=("$1")
+  "${disk_run[@]}" -d --name "$1" --network slirp4netns:allow_host_loopback=true -p "127.0.0.1:$2:8080" \
+    "$image" >/dev/null 2>>"$work/podman.log"
+  wait_for "http://127.0.0.1:$2/readyz" || {
+    "${podman[@]}" logs "$1" >&2 || true
+    fail "$1 with THUMBD_DISK_CACHE_DIR on volume $volume: no 200 from /readyz"
+  }
+}
+# Prints the value of the unlabelled metric $2 of the thumbd on port $1.
+metric() { curl -s -m 5 "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+# Stops container $1 with SIGTERM (what `podman stop` sends) and checks it exits 0: the disk writer
+# finishes its queue before thumbd exits.
+stop_disk() {
+  "${podman[@]}" stop -t 30 "$1" >/dev/null 2>>"$work/podman.log" || fail "podman stop $1 failed"
+  local code
+  code=$("${podman[@]}" inspect --format '{{.State.ExitCode}}' "$1")
+  [ "$code" = 0 ] || {
+    "${podman[@]}" logs "$1" >&2 || true
+    fail "$1: exit status $code after SIGTERM"
+  }
+}
+# Requests for the photo the python origin logged ("GET /photo.png …", conditional ones too).
+origin_gets() { grep -c '"GET /photo.png ' "$work/origin.log" || true; }
+disk_queries=("$src&w=200" "$src&w=120&h=120&fit=cover&format=jpeg" "$src&w=320&format=webp")
+
+disk_port=$(free_port)
+disk_name=thumbd-test-disk-$$
+gets_before=$(origin_gets)
+start_disk "$disk_name" "$disk_port"
+mountpoint=$("${podman[@]}" volume inspect --format '{{.Mountpoint}}' "$volume")
+owner=$(stat -c '%u:%g %a' "$mountpoint")
+[ "$owner" = "10001:10001 700" ] || fail "new volume $volume is $owner (uid:gid mode), not the image folder's 10001:10001 700"
+i=0
+for q in "${disk_queries[@]}"; do
+  got=$(fetch "$q" "$disk_port")
+  [ "${got%% *}" = 200 ] && [ "${got##* }" = miss ] || fail "disk container, first request for $q: $got"
+  cp "$work/body" "$work/disk$i.body"
+  header etag >"$work/disk$i.etag"
+  [ -s "$work/disk$i.etag" ] || fail "no ETag for $q"
+  i=$((i + 1))
+done
+gets_first=$(($(origin_gets) - gets_before))
+[ "$gets_first" -ge 1 ] || fail "the origin logged no request for photo.png: the no-request check below would prove nothing"
+# The writes are off the request path: wait for the writer to have emptied its queue.
+for _ in $(seq 150); do
+  queue=$(metric "$disk_port" thumbd_disk_cache_write_queue)
+  writes=$(metric "$disk_port" thumbd_disk_cache_writes_total)
+  [ "$queue" != 0 ] || [ "${writes:-0}" -lt 1 ] || break
+  sleep 0.2
+done
+[ "$queue" = 0 ] && [ "${writes:-0}" -ge 1 ] || fail "disk writes did not settle in 30 s: write_queue '$queue', writes_total '$writes'"
+failures=$(metric "$disk_port" thumbd_disk_cache_write_failures_total)
+[ "$failures" = 0 ] || fail "disk write failures: $failures"
+log "disk tier on new volume $volume ($owner): ${#disk_queries[@]} thumbnails (PNG, JPEG, WebP), $gets_first origin request(s), $writes disk writes, queue 0"
+
+# One thumbd per folder: a second container on the volume while the first runs must refuse to start
+# (the folder's flock reaches across containers: both mount the same directory of the host).
+second_status=0
+containers+=("thumbd-test-disk2-$$")
+"${disk_run[@]}" --rm --name "thumbd-test-disk2-$$" --network none "$image" >"$work/second.out" 2>"$work/second.err" \
+  || second_status=$?
+[ "$second_status" = 2 ] || {
+  cat "$work/second.err" >&2
+  fail "a second thumbd on volume $volume in use: exit status $second_status, not 2"
+}
+in_use=$(grep 'disk cache folder /var/cache/thumbd is in use' "$work/second.err" || true)
+[ -n "$in_use" ] || {
+  cat "$work/second.err" >&2
+  fail "a second thumbd on volume $volume in use: no line saying the folder is in use"
+}
+[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$disk_port/readyz")" = 200 ] \
+  || fail "the first disk container stopped answering after the refused second one"
+log "second container on the volume in use: exit 2, \"$in_use\""
+
+stop_disk "$disk_name"
+restart_port=$(free_port)
+restart_name=thumbd-test-disk-restart-$$
+gets_before=$(origin_gets)
+start_disk "$restart_name" "$restart_port"
+i=0
+for q in "${disk_queries[@]}"; do
+  got=$(fetch "$q" "$restart_port")
+  [ "${got%% *}" = 200 ] && [ "${got##* }" = disk ] || fail "new container on the volume, $q: $got, not 200 … disk"
+  cmp -s "$work/body" "$work/disk$i.body" || fail "new container on the volume, $q: other bytes than before the restart"
+  [ "$(header etag)" = "$(cat "$work/disk$i.etag")" ] \
+    || fail "new container on the volume, $q: ETag $(header etag), was $(cat "$work/disk$i.etag")"
+  got=$(fetch "$q" "$restart_port")
+  [ "${got##* }" = hit ] || fail "new container on the volume, $q again: $got, not a memory hit"
+  i=$((i + 1))
+done
+gets_restart=$(($(origin_gets) - gets_before))
+[ "$gets_restart" = 0 ] || fail "the new container on the volume asked the origin $gets_restart time(s)"
+opened=$("${podman[@]}" logs "$restart_name" 2>&1 | sed -n 's/.*event=disk-cache msg="\([^"]*\)".*/\1/p' | head -1)
+stop_disk "$restart_name"
+"${podman[@]}" rm "$disk_name" "$restart_name" >/dev/null 2>>"$work/podman.log"
+"${podman[@]}" volume rm "$volume" >/dev/null 2>>"$work/podman.log" || fail "podman volume rm $volume"
+volume=""
+log "new container on the same volume: ${#disk_queries[@]} thumbnails X-Cache disk (then hit), same bytes and ETag, 0 origin requests, exit 0 on SIGTERM; log: $opened; volume removed"
+
+log "PASS: build ${build_seconds} s, image $image $(mib "$image_bytes") (debian:bookworm-slim base $(mib "$base_bytes")), user $user ($who), disk tier kept across containers on a named volume"
