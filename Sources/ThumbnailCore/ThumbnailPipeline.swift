@@ -179,7 +179,9 @@ public final class ThumbnailPipeline<Imaging: ImageProcessing, Prepared: Prepare
     /// generic metadata looked up per hit).
     @inlinable
     public func cachedVariant(_ key: CacheKey) -> Variant? {
-        guard case .variant(let variant) = cache.value(forKey: key), now() < variant.preparedValidUntil else {
+        // A miss is counted once, by the full path's lookup that follows it.
+        guard case .variant(let variant) = cache.valueCountingHit(forKey: key), now() < variant.preparedValidUntil
+        else {
             return nil
         }
         return variant

@@ -34,6 +34,19 @@ extension String {
         #expect(cache.metrics.total.bytes == 80_000)
     }
 
+    /// The hit path's lookup counts its hits; its misses are counted by the full path's lookup that
+    /// follows each of them, so a miss is one miss (the disk bench found two per miss).
+    @Test func theHitPathsLookupCountsHitsOnly() {
+        let cache = ImageCache<Blob>(budget: 80_000)
+        cache.insert(image(100), forKey: "a".key)
+        #expect(cache.valueCountingHit(forKey: "a".key) != nil)
+        #expect(cache.valueCountingHit(forKey: "b".key) == nil)
+        #expect(cache.metrics.total.hits == 1)
+        #expect(cache.metrics.total.misses == 0)
+        #expect(cache.value(forKey: "b".key) == nil)
+        #expect(cache.metrics.total.misses == 1)
+    }
+
     @Test func entryOverTheFractionIsNotStored() {
         let cache = ImageCache<Blob>(budget: 80_000)
         #expect(cache.maxEntryCost == 10_000)

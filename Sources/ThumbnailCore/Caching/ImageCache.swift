@@ -85,6 +85,15 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         }
     }
 
+    public func valueCountingHit(forKey key: CacheKey) -> Value? {
+        state.withLock { state in
+            guard let node = state.nodes[key] else { return nil }
+            state.metrics[key.kind].hits += 1
+            touch(node, &state)
+            return Self.value(of: node)
+        }
+    }
+
     public func peek(_ key: CacheKey) -> Value? {
         state.withLock { state in state.nodes[key].map(Self.value(of:)) }
     }

@@ -5,6 +5,9 @@ public protocol ImageCaching<Value>: Sendable {
 
     /// The value, marked most recently used; counted as a hit or a miss of its kind.
     func value(forKey key: CacheKey) -> Value?
+    /// As `value(forKey:)`, but a miss is not counted: for a lookup that, when it misses, is
+    /// followed by one that counts (the hit path, then the full path's lookup).
+    func valueCountingHit(forKey key: CacheKey) -> Value?
     /// Looks without counting or reordering.
     func peek(_ key: CacheKey) -> Value?
     /// Stores `value`, evicting to make room; false (nothing stored) when it alone is too large.
