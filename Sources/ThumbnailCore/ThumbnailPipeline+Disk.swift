@@ -22,7 +22,7 @@ extension ThumbnailPipeline {
         _ key: CacheKey, miss: @escaping @Sendable () -> Void,
         found: @escaping @Sendable (Variant) -> Void
     ) -> Bool {
-        guard let disk, disk.mayHave(key) else { return false }
+        guard let disk else { return false }
         // In place when the file is in the kernel's caches: no thread hop, no wait.
         if let (entry, generation) = disk.readNow(key),
             let variant = variant(from: entry, key, disk, readIn: generation)
@@ -30,6 +30,7 @@ extension ThumbnailPipeline {
             found(variant)
             return true
         }
+        guard disk.mayHave(key) else { return false }
         let leader = diskReads.join(key) { result in
             switch result {
             case .success(let variant): found(variant)
@@ -55,7 +56,8 @@ extension ThumbnailPipeline {
     /// (`DiskTier.readNow`); stored in memory, so the next hit is a memory one. Nil otherwise — then
     /// `thumbnail` decides, and reads on a reader thread if need be.
     public func diskVariantNow(_ key: CacheKey) -> Variant? {
-        guard let disk, disk.mayHave(key), let (entry, generation) = disk.readNow(key) else { return nil }
+        // `readNow` looks in the index itself: one key text and one digest per disk hit.
+        guard let disk, let (entry, generation) = disk.readNow(key) else { return nil }
         guard let variant = variant(from: entry, key, disk, readIn: generation) else { return nil }
         return now() < variant.preparedValidUntil ? variant : nil
     }
