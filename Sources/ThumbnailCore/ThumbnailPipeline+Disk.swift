@@ -59,7 +59,11 @@ extension ThumbnailPipeline {
         // `readNow` looks in the index itself: one key text and one digest per disk hit.
         guard let disk, let (entry, generation) = disk.readNow(key) else { return nil }
         guard let variant = variant(from: entry, key, disk, readIn: generation) else { return nil }
-        return now() < variant.preparedValidUntil ? variant : nil
+        guard now() < variant.preparedValidUntil else { return nil }
+        // The memory miss this answers: the hit path's lookup left it to the full path, which
+        // this request does not take.
+        cache.countMiss(key.kind)
+        return variant
     }
 
     /// The variant a disk entry holds, stored in memory (unless a purge came meanwhile: read by a

@@ -284,6 +284,7 @@ import ThumbnailCore
         #expect(await eventually(h.app.pipeline.diskMetrics!) { $0.writeQueue == 0 })
         #expect(h.app.pipeline.metrics.cache[.variant].evictions > 0)
         let fetches = h.origin.totalRequests
+        let misses = h.app.pipeline.metrics.cache[.variant].misses
 
         let again = try await h.get(h.thumb("/p0.jpg", "w=100"))
         #expect(again.status == 200)
@@ -293,6 +294,8 @@ import ThumbnailCore
         #expect(again.body == first.body)
         #expect(again.header("etag") == first.header("etag"))
         #expect(h.origin.totalRequests == fetches)
+        // One memory miss, counted once.
+        #expect(h.app.pipeline.metrics.cache[.variant].misses == misses + 1)
         let notModified = try await h.get(h.thumb("/p0.jpg", "w=100"), [("If-None-Match", first.header("etag")!)])
         #expect(notModified.status == 304)
     }

@@ -94,6 +94,10 @@ public final class ImageCache<Value: CacheCosted>: ImageCaching, Sendable {
         }
     }
 
+    public func countMiss(_ kind: CacheKind) {
+        state.withLock { $0.metrics[kind].misses += 1 }
+    }
+
     public func peek(_ key: CacheKey) -> Value? {
         state.withLock { state in state.nodes[key].map(Self.value(of:)) }
     }

@@ -8,6 +8,9 @@ public protocol ImageCaching<Value>: Sendable {
     /// As `value(forKey:)`, but a miss is not counted: for a lookup that, when it misses, is
     /// followed by one that counts (the hit path, then the full path's lookup).
     func valueCountingHit(forKey key: CacheKey) -> Value?
+    /// Counts a miss of `kind` that `valueCountingHit` left uncounted, when no lookup that counts
+    /// follows it (the hit path answered the miss itself, from the disk tier).
+    func countMiss(_ kind: CacheKind)
     /// Looks without counting or reordering.
     func peek(_ key: CacheKey) -> Value?
     /// Stores `value`, evicting to make room; false (nothing stored) when it alone is too large.
