@@ -71,7 +71,8 @@ let package = Package(
         .testTarget(name: "CurlTests", dependencies: ["Curl", "Primitives", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Primitives", "TestSupport"]),
         .testTarget(
-            name: "ThumbnailServiceTests", dependencies: ["ThumbnailService", "Primitives", "TestSupport", "Vips"]),
+            name: "ThumbnailServiceTests",
+            dependencies: ["ThumbnailService", "DiskCache", "Primitives", "TestSupport", "Vips"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,11 +8,14 @@ extension ThumbnailApp {
     /// Throws `DiskStoreError` when the folder cannot be used (another thumbd holds it, it is not
     /// writable, …): a startup error, since an instance that silently ran without the tier would
     /// send every restart's misses to the origins again.
-    static func openDiskTier(_ configuration: ServiceConfiguration, log: RequestLog) throws -> DiskTier? {
+    static func openDiskTier(
+        _ configuration: ServiceConfiguration, options: DiskStoreOptions, log: RequestLog
+    ) throws -> DiskTier? {
         let settings = configuration.cache
         guard !settings.diskDirectory.isEmpty else { return nil }
         let started = ContinuousClock.now
-        let store = try DiskStore(directory: settings.diskDirectory, budgetBytes: settings.diskBytes)
+        let store = try DiskStore(
+            directory: settings.diskDirectory, budgetBytes: settings.diskBytes, options: options)
         let tier = try DiskTier(store: store) { event in
             switch event {
             case .writesStopped(let error):

@@ -1,3 +1,4 @@
+import DiskCache
 import Foundation
 import HTTPServer
 internal import Primitives
@@ -28,10 +29,12 @@ public final class ThumbnailApp: Sendable {
     /// against; `clock` the monotonic one freshness and remembered failures run by. Tests set both,
     /// and `logSink` to read the log (nil: standard error). Throws when the disk tier's folder
     /// (`--disk-cache-dir`) cannot be used (`DiskStoreError`, whose text names it and why).
+    /// `diskOptions`: the disk store's bounds and, for tests, the faults it injects.
     public init(
         configuration: ServiceConfiguration, fetcher custom: (any ImageFetching)? = nil,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
-        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logSink: LogSink? = nil
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logSink: LogSink? = nil,
+        diskOptions: DiskStoreOptions = DiskStoreOptions()
     ) throws {
         self.configuration = configuration
         let log = RequestLog(
@@ -47,7 +50,7 @@ public final class ThumbnailApp: Sendable {
                 breakerCoolDown: configuration.fetch.breakerCoolDown), now: now, clock: clock,
             log: { log.event($0) })
         let freshness = configuration.freshness
-        let disk = try Self.openDiskTier(configuration, log: log)
+        let disk = try Self.openDiskTier(configuration, options: diskOptions, log: log)
         let pipeline = Pipeline(
             cache: ImageCache<Pipeline.Entry>(budget: configuration.cache.bytes),
             workers: WorkerPool(

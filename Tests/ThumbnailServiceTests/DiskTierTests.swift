@@ -1,10 +1,10 @@
-import DiskCache
 import Foundation
 import Primitives
 import TestSupport
 import Testing
 import ThumbnailCore
 
+@testable import DiskCache
 @testable import ThumbnailService
 
 /// The disk tier end to end (`--disk-cache-dir`): a real folder, a real origin on 127.0.0.1, real
@@ -231,6 +231,37 @@ import ThumbnailCore
         // The most recent source is still there after a restart.
         let next = try Life(after: h.app)
         #expect(try await next.get(h.thumb("/p23.jpg", "w=100")).header("x-cache") == "disk")
+    }
+
+    /// A disk that fails every write (`ENOSPC` injected into the store's writes: what a full disk
+    /// answers, on any machine; the next test fills a real one where a tmpfs can be mounted).
+    @Test func aFailingDiskStopsWritesAndTheServiceKeepsServing() async throws {
+        let log = LogCapture()
+        var options = DiskStoreOptions()
+        options.faults.writeError = { ENOSPC }
+        let h = try Harness(routes: ["/p.jpg": .ok(Self.photo)], log: log) { configuration in
+            configuration.cache.diskDirectory = makeTemporaryFolder("thumbd-disk")
+        }
+        // The harness's app has no faults: a second one, on a folder of its own, has them.
+        h.app.shutdown()
+        var configuration = h.app.configuration
+        configuration.cache.diskDirectory = makeTemporaryFolder("thumbd-disk-failing")
+        let app = try ThumbnailApp(configuration: configuration, logSink: log.sink, diskOptions: options)
+        defer { app.shutdown() }
+        try app.start()
+        let first = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p.jpg", "w=100"))
+        #expect(first.status == 200 && first.header("x-cache") == "miss")
+        #expect(await eventually(app.pipeline.diskMetrics!) { $0.store.writesDisabled && $0.writeQueue == 0 })
+        #expect(app.pipeline.diskMetrics!.store.writeFailures >= 1)
+        #expect(await log.line(in: app.log) { $0.contains("event=disk-cache-writes-stopped") } != nil)
+        #expect(Self.entryFiles(configuration.cache.diskDirectory).isEmpty)
+        // Still serving: from memory, and new work from the origin.
+        let hit = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p.jpg", "w=100"))
+        #expect(hit.status == 200 && hit.header("x-cache") == "hit")
+        let made = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p.jpg", "w=60"))
+        #expect(made.status == 200)
+        let page = try await TestHTTPClient.request("GET", port: app.port, target: "/metrics").text
+        #expect(page.contains("thumbd_disk_cache_writes_disabled 1"))
     }
 
     @Test(.enabled(if: PrivateMount.isAvailable, "needs CAP_SYS_ADMIN to mount a tmpfs in a private namespace"))
