@@ -287,17 +287,6 @@ log "   B's second pass: $(cat "$raw/b-second.json")"
 
 wrk_cmd=(wrk -t2 -c"$CONNECTIONS" -d"${SLICE_SECONDS}s" --timeout 10s --latency -s "$here/lua/cycle.lua")
 : >"$raw/hit.tsv"
-# utime + stime (clock ticks) of the given pids
-cpu_ticks() {
-  local total=0 pid stat f
-  for pid in "$@"; do
-    stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || continue
-    stat="${stat##*) }"
-    read -r -a f <<<"$stat"
-    total=$((total + f[11] + f[12]))
-  done
-  echo "$total"
-}
 slice() {   # ROUND SLICE TARGET BASE LIST PIDS
   local before after out load c0 c1
   load="$(cut -d' ' -f1 /proc/loadavg)"

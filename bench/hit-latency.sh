@@ -77,10 +77,7 @@ wait_http() {
   return 1
 }
 clk_tck="$(getconf CLK_TCK)"
-# utime + stime (clock ticks) of a process, all its threads
-cpu_ticks() { local s; s="$(cat "/proc/$1/stat" 2>/dev/null)" || { echo 0; return; }; s="${s##*) }"; awk '{print $12 + $13}' <<<"$s"; }
-busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }   # user nice system irq softirq
-steal_ticks() { awk '$1 == "cpu" {print $9; exit}' /proc/stat; }
+# cpu_ticks, busy_ticks, steal_ticks: bench/lib.sh
 
 # ---------------------------------------------------------------- nginx (origin and reference)
 user_line=""

@@ -8,6 +8,16 @@ public struct DiskEntry: Sendable {
     /// When `put` wrote it: wall-clock seconds since 1970 UTC (an update keeps it).
     public let storedAt: Int64
     public let body: DiskBody
+
+    /// An entry read whole into `storage` (from `allocate`, taken over), its body after the
+    /// header's `headerBytes`.
+    init(_ header: EntryHeader, storage: UnsafeMutableRawPointer, headerBytes: Int) {
+        key = header.key
+        sourceKey = header.sourceKey
+        meta = header.meta
+        storedAt = header.storedAt
+        body = DiskBody(storage: storage, offset: headerBytes, count: header.bodyBytes)
+    }
 }
 
 /// An entry's body in memory, read from its file: one allocation holding the whole file, freed

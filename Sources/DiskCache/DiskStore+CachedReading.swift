@@ -37,9 +37,7 @@ extension DiskStore {
         guard count == size else { return nil }
         bytesRead.add(count, ordering: .relaxed)
         let buffer = UnsafeRawBufferPointer(start: storage, count: size)
-        guard let (header, headerBytes) = try? EntryHeader.decode(buffer), headerBytes + header.bodyBytes == size,
-            header.key == key
-        else { return nil }
+        guard let (header, headerBytes) = Self.header(ofWhole: buffer), header.key == key else { return nil }
         let verified = index.withLock { _ in node.verified }
         if !verified {
             guard header.bodyBytes <= Self.cachedReadChecksumLimit,
@@ -52,8 +50,6 @@ extension DiskStore {
             if index.nodes[node.name.key] === node { index.touch(node) }
         }
         handedOver = true
-        return DiskEntry(
-            key: header.key, sourceKey: header.sourceKey, meta: header.meta, storedAt: header.storedAt,
-            body: DiskBody(storage: storage, offset: headerBytes, count: header.bodyBytes))
+        return DiskEntry(header, storage: storage, headerBytes: headerBytes)
     }
 }

@@ -21,19 +21,24 @@ extension DiskStore {
         let buffer = UnsafeMutableRawBufferPointer(start: storage, count: size)
         guard let count = try? FileCalls.read(file, into: buffer, at: 0) else { return miss() }
         bytesRead.add(count, ordering: .relaxed)
-        guard count == size, let decoded = try? EntryHeader.decode(UnsafeRawBufferPointer(buffer)),
-            decoded.size + decoded.header.bodyBytes == size
-        else { return dropCorrupt(node, file) }
-        let (header, headerBytes) = decoded
+        guard count == size, let (header, headerBytes) = Self.header(ofWhole: UnsafeRawBufferPointer(buffer)) else {
+            return dropCorrupt(node, file)
+        }
         // Another key with the same 128-bit digest: not this entry, and not corrupt.
         guard header.key == key else { return miss() }
         let body = UnsafeRawBufferPointer(rebasing: buffer[headerBytes...])
         guard CRC32C.checksum(body) == header.bodyChecksum else { return dropCorrupt(node, file) }
         hit(node, file, verified: true)
         handedOver = true
-        return DiskEntry(
-            key: header.key, sourceKey: header.sourceKey, meta: header.meta, storedAt: header.storedAt,
-            body: DiskBody(storage: storage, offset: headerBytes, count: header.bodyBytes))
+        return DiskEntry(header, storage: storage, headerBytes: headerBytes)
+    }
+
+    /// The header of a whole entry file read into `buffer`, when it decodes and its sizes add up to
+    /// the file's; nil: the file is corrupt.
+    static func header(ofWhole buffer: UnsafeRawBufferPointer) -> (header: EntryHeader, size: Int)? {
+        guard let decoded = try? EntryHeader.decode(buffer), decoded.size + decoded.header.bodyBytes == buffer.count
+        else { return nil }
+        return decoded
     }
 
     /// The entry under `key` as an open file and the range of its body, for a host that sends it

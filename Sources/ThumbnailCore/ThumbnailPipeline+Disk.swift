@@ -22,7 +22,8 @@ extension ThumbnailPipeline {
         _ key: CacheKey, miss: @escaping @Sendable () -> Void,
         found: @escaping @Sendable (Variant) -> Void
     ) -> Bool {
-        guard let disk else { return false }
+        // The index first: most misses are not on disk either, and that costs one digest.
+        guard let disk, disk.mayHave(key) else { return false }
         // In place when the file is in the kernel's caches: no thread hop, no wait.
         if let (entry, generation) = disk.readNow(key),
             let variant = variant(from: entry, key, disk, readIn: generation)
@@ -30,7 +31,6 @@ extension ThumbnailPipeline {
             found(variant)
             return true
         }
-        guard disk.mayHave(key) else { return false }
         let leader = diskReads.join(key) { result in
             switch result {
             case .success(let variant): found(variant)

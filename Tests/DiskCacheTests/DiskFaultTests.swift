@@ -99,24 +99,12 @@ import Testing
     /// so the purge is not undone, now or after a restart.
     @Test func aPurgeDuringAWriteWins() async throws {
         let folder = TemporaryFolder()
-        let gate = Monitor((arrived: false, open: false))
-        var faults = DiskFaults()
-        faults.beforeRename = {
-            gate.withLock { $0.arrived = true }
-            gate.wait(until: { $0.open })
-        }
-        let store = try DiskStore(directory: folder.path, budgetBytes: 1 << 20, options: testOptions(faults: faults))
-        let outcome = Monitor<DiskPutResult?>(nil)
-        try DetachedThread.start(name: "disk-writer", stackSize: 1 << 20) {
-            let result = store.put(key: "variant a", sourceKey: "a", meta: meta(), body: body(5000))
-            outcome.withLock { $0 = result }
-        }
-        await onThread { gate.wait(until: { $0.arrived }) }
+        let held = try await HeldPut(in: folder, key: "variant a", sourceKey: "a", count: 5000)
+        let store = held.store
         // Its room is reserved while it is written.
         #expect(store.metrics.bytes == 2 * store.blockSize)
         #expect(store.removeAll(sourceKey: "a") == DiskRemoval())
-        gate.withLock { $0.open = true }
-        let result = await onThread { outcome.wait(until: { $0 != nil }) { $0! } }
+        let result = await held.release()
         #expect(result == .cancelled)
         #expect(!store.contains("variant a"))
         #expect(store.metrics.bytes == 0)
@@ -126,22 +114,10 @@ import Testing
     /// A second write of a key being written is refused at once (`busy`), not queued.
     @Test func aSecondWriteOfTheSameKeyIsBusy() async throws {
         let folder = TemporaryFolder()
-        let gate = Monitor((arrived: false, open: false))
-        var faults = DiskFaults()
-        faults.beforeRename = {
-            gate.withLock { $0.arrived = true }
-            gate.wait(until: { $0.open })
-        }
-        let store = try DiskStore(directory: folder.path, budgetBytes: 1 << 20, options: testOptions(faults: faults))
-        let outcome = Monitor<DiskPutResult?>(nil)
-        try DetachedThread.start(name: "disk-writer", stackSize: 1 << 20) {
-            let result = store.put(key: "k", sourceKey: "s", meta: meta(), body: body(100))
-            outcome.withLock { $0 = result }
-        }
-        await onThread { gate.wait(until: { $0.arrived }) }
+        let held = try await HeldPut(in: folder, key: "k", sourceKey: "s", count: 100)
+        let store = held.store
         #expect(store.put(key: "k", sourceKey: "s", meta: meta(), body: body(100)) == .busy)
-        gate.withLock { $0.open = true }
-        #expect(await onThread { outcome.wait(until: { $0 != nil }) { $0! } } == .stored)
+        #expect(await held.release() == .stored)
         #expect(store.get("k") != nil)
     }
 

@@ -95,6 +95,38 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
+/// A `put` begun on a thread of its own and held just before its rename (the store's
+/// `beforeRename` fault) until `release()`: for what must hold while a write is in flight.
+final class HeldPut: Sendable {
+    let store: DiskStore
+    private let gate = Monitor((arrived: false, open: false))
+    private let outcome = Monitor<DiskPutResult?>(nil)
+
+    /// Returns once the write is held.
+    init(in folder: TemporaryFolder, key: String, sourceKey: String, count: Int) async throws {
+        var faults = DiskFaults()
+        let (gate, outcome) = (gate, outcome)
+        faults.beforeRename = {
+            gate.withLock { $0.arrived = true }
+            gate.wait(until: { $0.open })
+        }
+        let store = try DiskStore(directory: folder.path, budgetBytes: 1 << 20, options: testOptions(faults: faults))
+        self.store = store
+        try DetachedThread.start(name: "disk-writer", stackSize: 1 << 20) {
+            let result = store.put(key: key, sourceKey: sourceKey, meta: meta(), body: body(count))
+            outcome.withLock { $0 = result }
+        }
+        await onThread { gate.wait(until: { $0.arrived }) }
+    }
+
+    /// Lets the write (and any later one) go on; what the held `put` returned.
+    func release() async -> DiskPutResult {
+        gate.withLock { $0.open = true }
+        let outcome = outcome
+        return await onThread { outcome.wait(until: { $0 != nil }) { $0! } }
+    }
+}
+
 /// Changes a file in place: `change` gets its bytes and returns the new ones.
 func rewriteFile(_ path: String, _ change: (inout [UInt8]) -> Void) throws {
     var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

@@ -15,7 +15,9 @@ import Testing
     static func meta() -> EntryMeta { EntryMeta(contentType: "image/jpeg", expires: Int64.max / 2) }
 
     /// A tier whose writer stops before its first rename until `gate` opens.
-    static func tier(gate: TestGate, entered: TestGate) throws -> DiskTier {
+    static func tier(gate: TestGate, entered: TestGate, limits: DiskTier.Limits = DiskTier.Limits()) throws
+        -> DiskTier
+    {
         var options = DiskStoreOptions()
         let first = Locked(true)
         options.faults.beforeRename = {
@@ -29,7 +31,7 @@ import Testing
         }
         let store = try DiskStore(
             directory: makeTemporaryFolder("thumbd-tier"), budgetBytes: 1 << 20, options: options)
-        return try DiskTier(store: store)
+        return try DiskTier(store: store, limits: limits)
     }
 
     static func read(_ tier: DiskTier, _ key: CacheKey) -> [UInt8]? {
@@ -94,19 +96,7 @@ import Testing
         let entered = TestGate()
         var limits = DiskTier.Limits()
         limits.writeQueue = 2
-        var options = DiskStoreOptions()
-        let first = Locked(true)
-        options.faults.beforeRename = {
-            guard
-                first.withLock({ isFirst in
-                    defer { isFirst = false }; return isFirst
-                })
-            else { return }
-            entered.open()
-            gate.wait()
-        }
-        let store = try DiskStore(directory: makeTemporaryFolder("thumbd-tier"), budgetBytes: 1 << 20, options: options)
-        let tier = try DiskTier(store: store, limits: limits)
+        let tier = try Self.tier(gate: gate, entered: entered, limits: limits)
         defer { tier.stop() }
         tier.write(.original(Self.source), meta: Self.meta(), bytes: ImageBytes([1]))
         entered.wait()
