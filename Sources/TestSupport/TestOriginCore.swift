@@ -331,22 +331,10 @@ final class TestOriginCore: Sendable {
     /// Really compressed gzip, so a test can send a body whose decoded size is far above its
     /// compressed size.
     static func gzip(_ bytes: [UInt8]) -> [UInt8] {
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent("testorigin-\(UUID().uuidString)")
         do {
-            try Data(bytes).write(to: input)
-            defer { try? FileManager.default.removeItem(at: input) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-            process.arguments = ["-c", "-n", input.path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let compressed = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                fatalError("TestOrigin: /bin/gzip exited \(process.terminationStatus)")
-            }
-            return Array(compressed)
+            let outcome = try ChildProcess.runHere("/bin/gzip", ["-c", "-n"], input: bytes)
+            guard outcome.status == 0 else { fatalError("TestOrigin: /bin/gzip exited \(outcome.status)") }
+            return outcome.output
         } catch {
             fatalError("TestOrigin: gzip failed: \(error)")
         }

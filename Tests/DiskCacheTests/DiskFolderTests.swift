@@ -55,19 +55,17 @@ import Testing
     @Test func aFolderHeldByAnotherProcessIsRefused() async throws {
         let folder = TemporaryFolder()
         _ = try DiskStore(directory: folder.path, budgetBytes: 1 << 20, options: testOptions())
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
         // --no-fork: flock itself runs the command, so the lock's holder is the process started here.
         // It says it holds the lock in a file, polled for, not on a pipe: in CI's fresh root, under
         // both sanitizers, reading the pipe returned only after the child's 30-s sleep (the test
         // took 61 and 117 s), when its lock was gone. It now holds the lock far past any wait.
         let ready = folder.at("held")
-        holder.arguments = ["--no-fork", folder.at(".lock"), "/bin/sh", "-c", "echo held > '\(ready)'; exec sleep 300"]
-        try holder.run()
+        let holder = try ChildProcess(
+            "/usr/bin/flock",
+            ["--no-fork", folder.at(".lock"), "/bin/sh", "-c", "echo held > '\(ready)'; exec sleep 300"])
         defer {
-            // SIGKILL: the child inherits the test process's signal mask, which may block SIGTERM.
-            kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+            holder.signal(SIGKILL)
+            holder.wait()
         }
         let held = await onThread {
             for _ in 0..<2000 where !FileManager.default.fileExists(atPath: ready) { usleep(50_000) }
@@ -77,7 +75,7 @@ import Testing
         let error = #expect(throws: DiskStoreError.self) {
             _ = try DiskStore(directory: folder.path, budgetBytes: 1 << 20, options: testOptions())
         }
-        #expect(error?.reason == .locked(holder: holder.processIdentifier))
+        #expect(error?.reason == .locked(holder: holder.pid))
     }
 
     @Test func aFileIsNotAFolder() throws {
@@ -131,13 +129,6 @@ import Testing
 
     /// Runs a program to its end off the cooperative pool; its exit status.
     private func run(_ program: String, _ arguments: [String]) async throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        try process.run()
-        return await onThread {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        try await ChildProcess.run(program, arguments).status
     }
 }

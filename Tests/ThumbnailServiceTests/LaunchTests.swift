@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// glibc's malloc settings for thumbd are no flags of its own but glibc's `GLIBC_TUNABLES`, set
@@ -37,17 +38,11 @@ import Testing
     /// The dynamic loader lists the tunables as it read them from the environment.
     @Test func glibcReadsEveryTunableAsSet() throws {
         let tunables = try scriptsValue
-        let process = Process()
         // The dynamic loader, under the name Debian's libc-bin gives it on every architecture.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ld.so")
-        process.arguments = ["--list-tunables"]
-        process.environment = ["GLIBC_TUNABLES": tunables]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let listing = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let outcome = try ChildProcess.runHere(
+            "/usr/bin/ld.so", ["--list-tunables"], environment: ["GLIBC_TUNABLES": tunables])
+        #expect(outcome.status == 0)
+        let listing = outcome.outputText
         // "glibc.malloc.arena_max: 0x2 (min: 0x1, max: 0xffffffffffffffff)"
         var listed: [String: Int] = [:]
         for line in listing.split(separator: "\n") {

@@ -91,23 +91,10 @@ import Vips
         #expect(response.status == 200)
         #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
         let promtool = try #require(Self.which("promtool"), "promtool not found: scripts/setup.sh prometheus")
-        let (status, output) = try await ProcessTests.onThread { () -> (Int32, String) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: promtool)
-            process.arguments = ["check", "metrics"]
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            input.fileHandleForWriting.write(Data(response.body))
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
-        #expect(status == 0, "\(output)")
+        let outcome = try await ChildProcess.run(
+            promtool, ["check", "metrics"], input: response.body, mergeErrors: true)
+        let output = outcome.outputText
+        #expect(outcome.status == 0, "\(output)")
         #expect(output.isEmpty, "lint: \(output)")
         #expect(response.text.contains("thumbd_source_fetches_total{result=\"origin_failed\"} 1"))
         #expect(response.text.contains(Self.requests("/metrics", "POST", 405, "none")))

@@ -37,7 +37,7 @@ import Testing
         let port = try await thumbd.port()
         #expect(try await TestHTTPClient.request(port: port, target: "/livez").status == 200)
         #expect(try await TestHTTPClient.request(port: port, target: "/readyz").status == 200)
-        thumbd.process.terminate()  // SIGTERM; the drain delay then runs out by itself
+        thumbd.process.signal(SIGTERM)  // SIGTERM; the drain delay then runs out by itself
         #expect(try await thumbd.exitStatus() == 0)
         let log = thumbd.log
         for event in ["event=settings ", "event=start ", "event=drain ", "event=stopping ", "event=stopped "] {
@@ -53,7 +53,7 @@ import Testing
             let thumbd = try RunningThumbd(["--port", "0", "--drain-delay", "0", "--shutdown-grace", "2"] + arguments)
             let port = try await thumbd.port()
             #expect(try await TestHTTPClient.request(port: port, target: "/livez").status == 200)
-            let tasks = "/proc/\(thumbd.process.processIdentifier)/task"
+            let tasks = "/proc/\(thumbd.process.pid)/task"
             let threadNames = {
                 ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).compactMap {
                     try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8)
@@ -67,7 +67,7 @@ import Testing
                 ? await eventually(within: .seconds(30)) { threadNames().contains("thumbd-trim") }
                 : threadNames().contains("thumbd-trim")
             #expect(found == expected, "\(arguments): \(threadNames())")
-            thumbd.process.terminate()
+            thumbd.process.signal(SIGTERM)
             #expect(try await thumbd.exitStatus() == 0)
         }
     }
@@ -87,7 +87,7 @@ import Testing
         #expect(try await TestHTTPClient.request(port: port, target: "/readyz").status == 200)
         #expect(try await TestHTTPClient.request(port: port, target: thumb).status == 200)
 
-        thumbd.process.terminate()  // SIGTERM
+        thumbd.process.signal(SIGTERM)  // SIGTERM
         let turned = await eventually(within: .seconds(30)) {
             (try? await TestHTTPClient.request(port: port, target: "/readyz").status) == 503
         }
@@ -103,7 +103,7 @@ import Testing
         }
         #expect(thumbd.process.isRunning)
 
-        thumbd.process.interrupt()  // SIGINT: the drain is cut short
+        thumbd.process.signal(SIGINT)  // SIGINT: the drain is cut short
         #expect(try await thumbd.exitStatus() == 0)
         let lines = thumbd.log.split(separator: "\n").map(String.init)
         let objects = lines.map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -120,23 +120,8 @@ import Testing
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, String, String)
     {
-        try await onThread {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            process.environment = environment
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            let out = output.fileHandleForReading.readDataToEndOfFile()
-            let err = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (
-                process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)
-            )
-        }
+        let outcome = try await ChildProcess.run(binary.path, arguments, environment: environment)
+        return (outcome.status, outcome.outputText, outcome.errorsText)
     }
 
     /// Blocking work on its own thread, never on the cooperative pool.
@@ -149,24 +134,22 @@ import Testing
 
 /// The real `thumbd`, started with `arguments`, its standard error collected as it comes.
 final class RunningThumbd: Sendable {
-    let process: Process
+    let process: ChildProcess
     private let collected = Locked<[UInt8]>([])
     private let finished = Atomic<Bool>(false)
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = ProcessTests.binary
-        process.arguments = arguments
-        process.environment = environment
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        self.process = process
-        try process.run()
-        let handle = stderr.fileHandleForReading
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw SystemError(operation: "pipe", code: errno) }
+        let reading = FileDescriptor(adopting: ends[0])
+        do {
+            let writing = FileDescriptor(adopting: ends[1])
+            process = try ChildProcess(
+                ProcessTests.binary.path, arguments, environment: environment, errors: .descriptor(writing.rawValue))
+        }  // The write end closes here: the child has the only copy, so its exit ends the reads.
         Thread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = ChildProcess.readSome(reading.rawValue)
                 if chunk.isEmpty { break }
                 collected.withLock { $0.append(contentsOf: chunk) }
             }
@@ -190,11 +173,9 @@ final class RunningThumbd: Sendable {
 
     /// Waits for the exit (and the end of its standard error); its status, when it exited.
     func exitStatus() async throws -> Int32? {
-        let status = try await ProcessTests.onThread { [process] () -> Int32 in
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        let termination = try await ProcessTests.onThread { [process] in process.wait() }
         _ = await eventually(within: .seconds(30)) { finished.load(ordering: .acquiring) }
-        return process.terminationReason == .exit ? status : nil
+        guard case .exited(let status) = termination else { return nil }
+        return status
     }
 }

@@ -141,19 +141,9 @@ import Testing
         let h = try signedHarness()
         let target = h.thumb("/p.jpg", "w=80&exp=\(Int(Date().timeIntervalSince1970) + 600)")
         let hex = Self.keyA.map { String(format: "%02x", $0) }.joined()
-        let (status, output) = try await ProcessTests.onThread { () -> (Int32, String) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [program, path.path, hex, target]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
-        #expect(status == 0)
-        let signed = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let outcome = try await ChildProcess.run("/usr/bin/env", [program, path.path, hex, target])
+        #expect(outcome.status == 0, "\(outcome.errorsText)")
+        let signed = outcome.outputText.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(signed == URLSigner.sign(target, key: Self.keyA))
         #expect(try await h.get(signed).status == 200)
     }
