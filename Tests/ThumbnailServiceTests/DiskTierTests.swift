@@ -92,6 +92,15 @@ import ThumbnailCore
         let page = try await next.get("/metrics").text
         #expect(page.contains("thumbd_disk_cache_served_total 3"))
         #expect(page.contains("cache=\"disk\""))
+        // /cache/stats says the same, in its `disk` object.
+        let stats = try InfoTests.json(
+            try await next.get("/cache/stats", [("Authorization", "Bearer \(Self.adminToken)")]))
+        let disk = try #require(stats["disk"] as? [String: Any], "\(stats)")
+        #expect(disk["served"] as? Int == 3)
+        #expect(disk["budget"] as? Int == h.app.configuration.cache.diskBytes)
+        #expect((disk["entries"] as? Int ?? 0) >= 3)
+        #expect((disk["bytes"] as? Int ?? 0) > 0)
+        #expect(disk["writesDisabled"] as? Bool == false)
     }
 
     @Test func aPurgeRemovesTheDiskEntriesAcrossRestarts() async throws {

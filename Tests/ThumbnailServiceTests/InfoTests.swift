@@ -158,6 +158,7 @@ import Testing
         let kinds = try #require(stats["kinds"] as? [String: [String: Int]])
         #expect(kinds["info"]?["entries"] == 1)
         #expect(kinds["info"]?["hits"] == 3)
+        #expect(stats["disk"] == nil)  // no disk tier here
     }
 
     /// The work is a job of the worker pool: concurrent requests join one job (one fetch, one

@@ -247,6 +247,24 @@ import ThumbnailCore
         }
     }
 
+    /// `GET /cache/stats` with a disk tier: its `disk` object has exactly the documented fields,
+    /// all required, each of its type.
+    @Test func theDiskStatsAreAsDocumented() async throws {
+        let h = try DiskTierTests.harness()
+        #expect(try await h.get(h.thumb("/p.jpg", "w=100")).status == 200)
+        let response = try await h.get("/cache/stats", [("Authorization", "Bearer \(DiskTierTests.adminToken)")])
+        let disk = try #require(try InfoTests.json(response)["disk"] as? [String: Any], "\(response.text)")
+        let schema = try #require(Self.document.schema("DiskCacheStats"))
+        let properties = Self.document.properties(of: schema)
+        #expect(Set(properties.map(\.name)) == Set(disk.keys))
+        #expect(Set(schema["required"]?.strings ?? []) == Set(disk.keys))
+        #expect(schema["additionalProperties"]?.string == "false")
+        for (name, property) in properties {
+            let type = property["type"]?.string
+            #expect(type == "boolean" ? disk[name] is Bool : type == "integer" && disk[name] is Int, "\(name)")
+        }
+    }
+
     /// /info takes the source alone: one query object whose only property is `url`.
     @Test func theInfoQueryIsTheSourceAlone() throws {
         let document = Self.document

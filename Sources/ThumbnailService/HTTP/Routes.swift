@@ -311,7 +311,8 @@ final class Routes: Sendable {
         }
         if request.path == "/cache/stats" {
             guard request.method == "GET" || request.method == "HEAD" else { return notAllowed(exchange, "GET, HEAD") }
-            return json(exchange, 200, AdminJSON.stats(pipeline.metrics.cache))
+            let metrics = pipeline.metrics
+            return json(exchange, 200, AdminJSON.stats(metrics.cache, disk: metrics.disk))
         }
         guard request.method == "DELETE" else { return notAllowed(exchange, "DELETE") }
         let query = request.query
