@@ -120,9 +120,10 @@ extension ThumbnailPipeline {
 
     // MARK: Originals
 
-    /// Inside the fetch job of `source`'s original: its original from disk, when it is there and
-    /// fresh (a stale one is fetched again: the new answer replaces it), stored in memory; or nil.
-    /// Calls back on a reader thread; false, having done nothing, when there is nothing to read.
+    /// Inside the fetch job of `source`'s original: its original from disk, when it is there,
+    /// stored in memory — fresh or stale (the caller revalidates a stale one, as it would one
+    /// found in memory); or nil. Calls back on a reader thread; false, having done nothing, when
+    /// there is nothing to read.
     func readOriginal(_ source: SourceURL, completion: @escaping @Sendable (Original?) -> Void) -> Bool {
         let key = CacheKey.original(source)
         guard let disk, disk.mayHave(key) else { return false }
@@ -135,7 +136,6 @@ extension ThumbnailPipeline {
                 disk.remove(key)
                 return completion(nil)
             }
-            guard freshness.isFresh(at: now()) else { return completion(nil) }
             let body = entry.body
             let original = Original(
                 bytes: ImageBytes(base: body.base, count: body.count, owner: body), freshness: freshness)

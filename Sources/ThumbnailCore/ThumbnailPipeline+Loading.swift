@@ -25,13 +25,52 @@ extension ThumbnailPipeline {
             slot?.release()
             return
         }
-        // Written to disk before (a restart since, or evicted from memory): no fetch.
+        // Written to disk before (a restart since, or evicted from memory): no fetch, or only a
+        // conditional one when it is stale.
         let onDisk = readOriginal(source) { [self] original in
             guard let original else { return fetchOriginal(source, slot: slot, priority: priority) }
             slot?.release()
+            guard original.freshness.isFresh(at: now()) else {
+                return revalidateRead(original, of: source, priority: priority)
+            }
             sourceFetches.complete(key, with: .success(original))
         }
         if !onDisk { fetchOriginal(source, slot: slot, priority: priority) }
+    }
+
+    /// A stale original read from disk (in memory now, stale), settled as a stale original found
+    /// in memory is: used at once within stale-while-revalidate while the origin is asked;
+    /// past it, the origin is asked first (`revalidate`: one conditional fetch, whoever asks).
+    /// Not modified: the same bytes, renewed (on disk too). Changed: the new bytes, and
+    /// everything made from the old ones gone. A transient failure within stale-if-error: the
+    /// stale bytes. Otherwise the error.
+    private func revalidateRead(_ original: Original, of source: SourceURL, priority: WorkerPool.Priority) {
+        let key = CacheKey.original(source)
+        let freshness = original.freshness
+        if freshness.overdue(at: now()) <= policy.staleWhileRevalidate {
+            revalidate(source, freshness) { _ in }
+            return sourceFetches.complete(key, with: .success(original))
+        }
+        revalidate(source, freshness) { [self] result in
+            switch result {
+            case .success(.renewed(let until, let validators)):
+                // A revalidation begun for another record of the source may have answered.
+                if freshness.validators == validators { freshness.renew(until: until) }
+                sourceFetches.complete(key, with: .success(original))
+            case .success(.replaced):
+                // The new bytes are in memory, unless the origin now says not to keep them: then
+                // this job fetches them for itself.
+                guard case .original(let bytes, let renewed) = cache.peek(key) else {
+                    return fetchOriginal(source, slot: nil, priority: priority)
+                }
+                sourceFetches.complete(key, with: .success(Original(bytes: bytes, freshness: renewed)))
+            case .failure(let error):
+                guard Self.isTransient(error), freshness.overdue(at: now()) <= policy.staleIfError else {
+                    return sourceFetches.complete(key, with: .failure(error))
+                }
+                sourceFetches.complete(key, with: .success(original))
+            }
+        }
     }
 
     /// The fetch job of `source`'s original (begun by `loadOriginal`): fetched, stored, handed to

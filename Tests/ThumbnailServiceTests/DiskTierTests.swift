@@ -171,6 +171,86 @@ import ThumbnailCore
         #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
     }
 
+    /// A service whose source was written to disk with a one-second lifetime, stopped, and the
+    /// second passed: the next life finds the original on disk stale. (The disk's expiry runs on
+    /// the wall clock, so a test clock cannot make it pass.)
+    static func staleOnDisk(_ configure: @escaping (inout ServiceConfiguration) -> Void = { _ in }) async throws
+        -> Harness
+    {
+        let h = try harness(["/p.jpg": .cacheable(photo, etag: "\"v1\"", cacheControl: "max-age=1")]) {
+            $0.freshness.minSourceTTL = .zero
+            $0.freshness.staleWhileRevalidate = .zero
+            configure(&$0)
+        }
+        #expect(try await h.get(h.thumb("/p.jpg", "w=100")).status == 200)
+        h.app.shutdown()
+        try await Task.sleep(for: .milliseconds(1_500))
+        return h
+    }
+
+    static func maxAge(_ response: TestHTTPResponse) -> Int {
+        response.header("cache-control").flatMap { Int($0.split(separator: "=").last ?? "") } ?? 0
+    }
+
+    /// A new size of a source whose original on disk is stale: the origin is asked whether it
+    /// changed (one conditional request), and "not modified" makes it from the disk's bytes and
+    /// renews them — on disk too, for the next life.
+    @Test func aStaleOriginalOnDiskIsRevalidatedNotFetchedAgain() async throws {
+        let h = try await Self.staleOnDisk()
+        h.routes.set("/p.jpg", .cacheable(Self.photo, etag: "\"v1\"", cacheControl: "max-age=86400"))
+        let second = try Life(after: h.app)
+        let made = try await second.get(h.thumb("/p.jpg", "w=200"))
+        #expect(made.status == 200 && made.header("x-cache") == "miss")
+        #expect(try made.image().width == 200)
+        #expect(h.origin.totalRequests == 2)
+        #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
+        #expect(Self.maxAge(made) > 70_000)
+        // The renewal reached the disk: the next life reads a day, and asks nothing.
+        let third = try Life(after: second.app)
+        let read = try await third.get(h.thumb("/p.jpg", "w=200"))
+        #expect(read.header("x-cache") == "disk")
+        #expect(Self.maxAge(read) > 70_000)
+        #expect(h.origin.totalRequests == 2)
+    }
+
+    /// The same, the source changed meanwhile: made from the new bytes, and what was made from
+    /// the old ones is gone from the disk.
+    @Test func aChangedSourceReplacesItsStaleOriginalOnDisk() async throws {
+        let h = try await Self.staleOnDisk()
+        h.routes.set("/p.jpg", .cacheable(Fixtures.jpeg(width: 400, height: 400), etag: "\"v2\""))
+        let second = try Life(after: h.app)
+        let changed = try await second.get(h.thumb("/p.jpg", "w=300"))
+        #expect(changed.status == 200)
+        #expect(try changed.image().height == 300)
+        #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
+        let remade = try await second.get(h.thumb("/p.jpg", "w=100"))
+        #expect(remade.header("x-cache") == "miss")
+        #expect(try remade.image().height == 100)
+        #expect(h.origin.totalRequests == 2)
+    }
+
+    /// A stale original on disk whose origin fails (transiently) stands in for it within
+    /// stale-if-error; past it, the failure is the answer.
+    @Test func aStaleOriginalOnDiskStandsInForAFailingOriginWithinStaleIfError() async throws {
+        let h = try await Self.staleOnDisk { $0.freshness.staleIfError = .seconds(600) }
+        h.routes.set("/p.jpg", .status(503))
+        let second = try Life(after: h.app)
+        let made = try await second.get(h.thumb("/p.jpg", "w=200"))
+        #expect(made.status == 200)
+        #expect(try made.image().width == 200)
+        #expect(h.origin.conditionalRequests(path: "/p.jpg").count == 1)
+
+        // The origin holds its failure while stale-if-error runs out.
+        let gate = TestGate()
+        h.routes.set("/p.jpg", .gated(gate, .status(503)))
+        let third = try Life(after: second.app)
+        async let answer = third.get(h.thumb("/p.jpg", "w=300"))
+        #expect(await eventually { h.origin.conditionalRequests(path: "/p.jpg").count == 2 })
+        third.clock.advance(.seconds(601))
+        gate.open()
+        #expect(try await answer.status == 502)
+    }
+
     @Test func aTornOrEmptyFileIsDroppedAndNeverServed() async throws {
         let h = try Self.harness()
         let first = try await h.get(h.thumb("/p.jpg", "w=100"))
