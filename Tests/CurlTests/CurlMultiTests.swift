@@ -306,8 +306,18 @@ import Testing
         ])
         defer { origin.stop() }
 
-        let first = try await fetch(request(origin.url("/a"))).get()
-        let second = try await fetch(request(origin.url("/b"))).get()
+        // The second starts from the first's completion, on the I/O thread: awaited one after the
+        // other, under ThreadSanitizer in CI's fresh root the second began over two minutes after
+        // the first (the cooperative pool busy elsewhere), past libcurl's 118-s limit on reusing
+        // an idle connection (CURLOPT_MAXAGE_CONN), and a new connection was opened.
+        let (a, b, multi) = (request(origin.url("/a")), request(origin.url("/b")), multi)
+        let (firstResult, secondResult) = await withCheckedContinuation { continuation in
+            multi.start(a) { first in
+                multi.start(b) { second in continuation.resume(returning: (first, second)) }
+            }
+        }
+        let first = try firstResult.get()
+        let second = try secondResult.get()
 
         #expect(first.body.withUnsafeBytes { Array($0) } == [1, 2, 3])
         #expect(second.body.withUnsafeBytes { Array($0) } == [4, 5])
