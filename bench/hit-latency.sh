@@ -80,23 +80,9 @@ clk_tck="$(getconf CLK_TCK)"
 # cpu_ticks, busy_ticks, steal_ticks: bench/lib.sh
 
 # ---------------------------------------------------------------- nginx (origin and reference)
-user_line=""
-[ "$(id -u)" -eq 0 ] && user_line="user $(id -un) $(id -gn);"
-cat >"$work/nginx/nginx.conf" <<EOF
-$user_line
-worker_processes auto;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  types { image/jpeg jpg jpeg; image/png png; }
-  default_type application/octet-stream;
-  client_body_temp_path $work/nginx/tmp/body;
-  proxy_temp_path $work/nginx/tmp/proxy;
-  fastcgi_temp_path $work/nginx/tmp/fastcgi;
-  uwsgi_temp_path $work/nginx/tmp/uwsgi;
-  scgi_temp_path $work/nginx/tmp/scgi;
+{
+  nginx_conf_head "$work" auto
+  cat <<EOF
   # logged and buffered like thumbd's request log (bench/run.sh does the same)
   access_log $work/nginx/logs/access.log combined buffer=64k flush=1s;
   sendfile on;
@@ -111,6 +97,7 @@ http {
   }
 }
 EOF
+} >"$work/nginx/nginx.conf"
 "$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" &
 pids+=("$!")
 names=()

@@ -18,20 +18,9 @@ wait_http() {
   done
   return 1
 }
-# utime + stime (clock ticks) summed over the given pids (all their threads)
-cpu_ticks() {
-  local total=0 pid stat f
-  for pid in "$@"; do
-    stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || continue
-    stat="${stat##*) }"
-    read -r -a f <<<"$stat"
-    total=$((total + f[11] + f[12]))
-  done
-  echo "$total"
-}
-# The machine's busy clock ticks (user, nice, system, irq, softirq) and, apart, steal.
-busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
-steal_ticks() { awk '$1 == "cpu" {print $9; exit}' /proc/stat; }
+# cpu_ticks, busy_ticks, steal_ticks, nginx_conf_head
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 
 # "256M" -> bytes
 bytes() { python3 -c 'import sys; s=sys.argv[1].upper(); m={"K":10,"M":20,"G":30}; print(int(s[:-1])<<m[s[-1]] if s[-1] in m else int(s))' "$1"; }
