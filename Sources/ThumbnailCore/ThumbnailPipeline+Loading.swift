@@ -47,7 +47,7 @@ extension ThumbnailPipeline {
     private func revalidateRead(_ original: Original, of source: SourceURL, priority: WorkerPool.Priority) {
         let key = CacheKey.original(source)
         let freshness = original.freshness
-        if freshness.overdue(at: now()) <= policy.staleWhileRevalidate {
+        if mayServeWhileRevalidating(freshness) {
             revalidate(source, freshness) { _ in }
             return sourceFetches.complete(key, with: .success(original))
         }
@@ -65,7 +65,7 @@ extension ThumbnailPipeline {
                 }
                 sourceFetches.complete(key, with: .success(Original(bytes: bytes, freshness: renewed)))
             case .failure(let error):
-                guard Self.isTransient(error), freshness.overdue(at: now()) <= policy.staleIfError else {
+                guard mayServeStale(freshness, despite: error) else {
                     return sourceFetches.complete(key, with: .failure(error))
                 }
                 sourceFetches.complete(key, with: .success(original))

@@ -19,8 +19,7 @@ extension ThumbnailPipeline {
         _ cached: Variant, _ source: SourceURL, _ product: Product, _ key: CacheKey, priority: WorkerPool.Priority,
         onlyIfCached: Bool, _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) {
-        let overdue = cached.freshness.overdue(at: now())
-        if overdue <= policy.staleWhileRevalidate {
+        if mayServeWhileRevalidating(cached.freshness) {
             revalidate(source, cached.freshness) { _ in }
             return serveStale(cached, completion)
         }
@@ -35,7 +34,7 @@ extension ThumbnailPipeline {
                 // Everything made from the old bytes is gone: make it again from the new ones.
                 make(source, product, key, priority: priority, allowStale: true, completion)
             case .failure(let error):
-                if Self.isTransient(error), cached.freshness.overdue(at: now()) <= policy.staleIfError {
+                if mayServeStale(cached.freshness, despite: error) {
                     serveStale(cached, completion)
                 } else {
                     completion(.failure(error), .miss)
@@ -52,7 +51,7 @@ extension ThumbnailPipeline {
         _ freshness: SourceFreshness,
         _ completion: @escaping @Sendable (Result<Variant, ThumbnailError>, Outcome) -> Void
     ) -> Bool {
-        if freshness.overdue(at: now()) <= policy.staleWhileRevalidate {
+        if mayServeWhileRevalidating(freshness) {
             revalidate(source, freshness) { _ in }
             return true
         }
@@ -62,7 +61,7 @@ extension ThumbnailPipeline {
                 // Renewed, or replaced by the new bytes: either way fresh now.
                 make(source, product, key, priority: priority, allowStale: true, completion)
             case .failure(let error):
-                guard Self.isTransient(error), freshness.overdue(at: now()) <= policy.staleIfError else {
+                guard mayServeStale(freshness, despite: error) else {
                     return completion(.failure(error), .miss)
                 }
                 make(source, product, key, priority: priority, allowStale: true) { [self] result, outcome in
@@ -153,6 +152,18 @@ extension ThumbnailPipeline {
         freshness.renew(until: until)
         renewOnDisk(source, freshness)
         return .success(.renewed(until: freshness.freshUntil, validators: freshness.validators))
+    }
+
+    /// Whether a stale copy recorded with `freshness` is used at once while it is revalidated
+    /// (within stale-while-revalidate).
+    func mayServeWhileRevalidating(_ freshness: SourceFreshness) -> Bool {
+        freshness.overdue(at: now()) <= policy.staleWhileRevalidate
+    }
+
+    /// Whether a stale copy recorded with `freshness` stands in for the origin's `error`: a
+    /// transient failure, within stale-if-error.
+    func mayServeStale(_ freshness: SourceFreshness, despite error: ThumbnailError) -> Bool {
+        Self.isTransient(error) && freshness.overdue(at: now()) <= policy.staleIfError
     }
 
     /// Failures that say nothing about the source itself (the origin or the way to it is down,

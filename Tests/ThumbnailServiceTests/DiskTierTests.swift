@@ -345,12 +345,7 @@ import ThumbnailCore
         #expect(await log.line(in: app.log) { $0.contains("event=disk-cache-writes-stopped") } != nil)
         #expect(Self.entryFiles(configuration.cache.diskDirectory).isEmpty)
         // Still serving: from memory, and new work from the origin.
-        let hit = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p.jpg", "w=100"))
-        #expect(hit.status == 200 && hit.header("x-cache") == "hit")
-        let made = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p.jpg", "w=60"))
-        #expect(made.status == 200)
-        let page = try await TestHTTPClient.request("GET", port: app.port, target: "/metrics").text
-        #expect(page.contains("thumbd_disk_cache_writes_disabled 1"))
+        try await Self.expectStillServing(app, hit: h.thumb("/p.jpg", "w=100"), new: h.thumb("/p.jpg", "w=60"))
     }
 
     @Test(.enabled(if: PrivateMount.isAvailable, "needs CAP_SYS_ADMIN to mount a tmpfs in a private namespace"))
@@ -381,12 +376,20 @@ import ThumbnailCore
         #expect(metrics.store.writeFailures >= 1)
         #expect(log.lines.contains { $0.contains("event=disk-cache-writes-stopped") })
         // Still serving: from memory, and from the origin.
-        let hit = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p0.jpg", "w=300"))
-        #expect(hit.status == 200 && hit.header("x-cache") == "hit")
-        let made = try await TestHTTPClient.request("GET", port: app.port, target: h.thumb("/p5.jpg", "w=120"))
-        #expect(made.status == 200)
+        try await Self.expectStillServing(app, hit: h.thumb("/p0.jpg", "w=300"), new: h.thumb("/p5.jpg", "w=120"))
+    }
+
+    /// With its disk writes stopped, `app` still answers `hit` from memory and makes `new` from
+    /// the origin, and `/metrics` says the writes are stopped.
+    static func expectStillServing(
+        _ app: ThumbnailApp, hit: String, new: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let answer = try await TestHTTPClient.request("GET", port: app.port, target: hit)
+        #expect(answer.status == 200 && answer.header("x-cache") == "hit", sourceLocation: sourceLocation)
+        let made = try await TestHTTPClient.request("GET", port: app.port, target: new)
+        #expect(made.status == 200, sourceLocation: sourceLocation)
         let page = try await TestHTTPClient.request("GET", port: app.port, target: "/metrics").text
-        #expect(page.contains("thumbd_disk_cache_writes_disabled 1"))
+        #expect(page.contains("thumbd_disk_cache_writes_disabled 1"), sourceLocation: sourceLocation)
     }
 }
 
